@@ -1,0 +1,85 @@
+//! Command-line flags of `ccpn-run`.
+
+use std::path::PathBuf;
+
+use clap::{Parser, ValueEnum};
+
+/// Detects composite spatio-temporal events: reads events (JSON Lines or CSV) and
+/// writes one JSON line per detection of the net's outputs.
+#[derive(Debug, Parser)]
+#[command(name = "ccpn-run", version, about)]
+pub(crate) struct Args {
+    /// The net (a RON file).
+    pub(crate) net: PathBuf,
+
+    /// The events; standard input when absent or `-`.
+    pub(crate) events: Option<PathBuf>,
+
+    /// Check the net, print a summary and its warnings, and exit.
+    #[arg(long, conflicts_with = "dot")]
+    pub(crate) check: bool,
+
+    /// Print the compiled Petri net as Graphviz and exit.
+    #[arg(long)]
+    pub(crate) dot: bool,
+
+    /// Input format; `auto` decides from the first non-blank line.
+    #[arg(long, value_enum, default_value_t = FormatArg::Auto)]
+    pub(crate) format: FormatArg,
+
+    /// Reorder events arriving up to this late (seconds, or "500ms", "2s", "1m").
+    #[arg(long, value_name = "D", value_parser = parse_duration, default_value = "0")]
+    pub(crate) max_delay: i64,
+
+    /// Also write late lines, unchanged, to this file.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) late: Option<PathBuf>,
+
+    /// Stop with exit status 3 at the first bad or late line.
+    #[arg(long)]
+    pub(crate) strict: bool,
+
+    /// Print a JSON summary on stderr at the end.
+    #[arg(long)]
+    pub(crate) stats: bool,
+
+    /// Most tokens the net may hold at once; beyond it the oldest are evicted.
+    #[arg(long, value_name = "N", default_value_t = 1_000_000)]
+    pub(crate) max_tokens: usize,
+
+    /// Longest accepted input line, in bytes.
+    #[arg(long, value_name = "BYTES", default_value_t = ccpn::io::read::DEFAULT_MAX_LINE_BYTES)]
+    pub(crate) max_line_bytes: usize,
+}
+
+/// `--format`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum FormatArg {
+    Auto,
+    Jsonl,
+    Csv,
+}
+
+/// A duration flag in microseconds: seconds, or a number with ms, s, m, h or d.
+fn parse_duration(s: &str) -> Result<i64, String> {
+    let t = s.trim();
+    let split = t.find(|c: char| c.is_ascii_alphabetic()).unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let v: f64 = num
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{s}` is not a duration"))?;
+    let scale = match unit {
+        "" | "s" => 1.0,
+        "ms" => 1e-3,
+        "m" => 60.0,
+        "h" => 3600.0,
+        "d" => 86400.0,
+        _ => return Err(format!("`{s}`: unknown unit (use ms, s, m, h or d)")),
+    };
+    let us = v * scale * 1e6;
+    if !us.is_finite() || us < 0.0 || us > 1e18 {
+        return Err(format!("`{s}` is not a non-negative duration"));
+    }
+    Ok(us.round() as i64)
+}

@@ -1,0 +1,69 @@
+//! `ccpn-run`: runs a net over a stream of events and prints its detections.
+//!
+//! Exit status: 0 when all input was read (bad and late lines included, reported on
+//! stderr), 1 on an I/O error, 2 for an invalid net or bad arguments, 3 when
+//! `--strict` stopped at a bad or late line. A closed stdout ends the run quietly (0).
+
+mod args;
+mod pipeline;
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use ccpn::{Net, NetError};
+
+use args::Args;
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    let net = match Net::from_file(&args.net) {
+        Ok(net) => net,
+        Err(e) => {
+            eprintln!("ccpn-run: {}", indent(&e));
+            return ExitCode::from(2);
+        }
+    };
+    if args.dot {
+        return print_or_quiet(&net.to_dot());
+    }
+    if args.check {
+        let mut report = format!("{}: ok: {}\n", args.net.display(), net.summary());
+        report.push_str(&format!(
+            "outputs: {}\n",
+            net.outputs().collect::<Vec<_>>().join(", ")
+        ));
+        for w in net.warnings() {
+            report.push_str(&format!("warning: {w}\n"));
+        }
+        return print_or_quiet(&report);
+    }
+    for w in net.warnings() {
+        eprintln!("ccpn-run: warning: {w}");
+    }
+    match pipeline::run(&args, net) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("ccpn-run: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn indent(e: &NetError) -> String {
+    e.to_string().replace('\n', "\n  ")
+}
+
+/// Prints `s` on stdout; a closed pipe is a normal end.
+fn print_or_quiet(s: &str) -> ExitCode {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(s.as_bytes()).and_then(|()| out.flush()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("ccpn-run: cannot write: {e}");
+            ExitCode::from(1)
+        }
+    }
+}

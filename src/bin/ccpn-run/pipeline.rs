@@ -1,0 +1,313 @@
+//! The run: a reader thread (parse, reorder, report bad and late lines), the detector
+//! on the main thread, and a writer thread, joined by bounded crossbeam channels that
+//! carry batches.
+
+use std::fs::File;
+use std::io::{self, BufRead, BufReader, BufWriter, Write};
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread;
+use std::time::Instant;
+
+use crossbeam_channel::{bounded, Receiver, Sender};
+
+use ccpn::io::read::{is_blank, Format, LineParser, Lines};
+use ccpn::io::reorder::Reorder;
+use ccpn::io::write::JsonLines;
+use ccpn::{Detection, Detector, DetectorOptions, Event, Net};
+
+use crate::args::{Args, FormatArg};
+
+/// Events (or detections) per channel message.
+const BATCH: usize = 1024;
+/// Messages in flight per channel.
+const DEPTH: usize = 64;
+
+/// What the reader counted.
+#[derive(Default)]
+struct ReadCounts {
+    read: u64,
+    rejected: u64,
+    late: u64,
+    /// Set when `--strict` stopped the run.
+    stopped: bool,
+}
+
+/// Runs the net over the input; returns the exit status.
+pub(crate) fn run(args: &Args, net: Net) -> io::Result<ExitCode> {
+    let started = Instant::now();
+    let input: Box<dyn BufRead + Send> = match &args.events {
+        Some(p) if p.as_os_str() != "-" => {
+            Box::new(BufReader::with_capacity(1 << 16, File::open(p)?))
+        }
+        _ => Box::new(BufReader::with_capacity(1 << 16, io::stdin())),
+    };
+    let late_file = match &args.late {
+        Some(p) => Some(BufWriter::new(File::create(p)?)),
+        None => None,
+    };
+    let stop = Arc::new(AtomicBool::new(false));
+    let (ev_tx, ev_rx) = bounded::<Vec<Event>>(DEPTH);
+    let (det_tx, det_rx) = bounded::<Vec<Detection>>(DEPTH);
+
+    let space = net.space();
+    let reader = {
+        let stop = stop.clone();
+        let cfg = ReaderConfig {
+            format: args.format,
+            space,
+            max_delay: args.max_delay,
+            strict: args.strict,
+            max_line_bytes: args.max_line_bytes,
+        };
+        thread::Builder::new()
+            .name("reader".into())
+            .spawn(move || read_events(input, cfg, late_file, ev_tx, &stop))?
+    };
+    let writer = {
+        let stop = stop.clone();
+        thread::Builder::new()
+            .name("writer".into())
+            .spawn(move || write_detections(det_rx, space, &stop))?
+    };
+
+    let mut detector = Detector::with_options(
+        &net,
+        DetectorOptions {
+            max_tokens: args.max_tokens,
+        },
+    );
+    let outputs: Vec<String> = net.outputs().map(str::to_owned).collect();
+    let mut per_output = vec![0u64; outputs.len()];
+    let mut late_in_detector = 0u64;
+    let mut warned_evictions = false;
+    let count = |per_output: &mut [u64], batch: &[Detection]| {
+        for d in batch {
+            if let Some(i) = outputs.iter().position(|o| **o == *d.event) {
+                per_output[i] += 1;
+            }
+        }
+    };
+    for batch in ev_rx.iter() {
+        let mut found = Vec::new();
+        for ev in batch {
+            if detector.push_into(ev, &mut found).is_err() {
+                late_in_detector += 1;
+            }
+        }
+        if !warned_evictions && detector.stats().evicted > 0 {
+            warned_evictions = true;
+            eprintln!("ccpn-run: warning: --max-tokens {} reached: the oldest waiting tokens are being evicted", args.max_tokens);
+        }
+        if !found.is_empty() {
+            count(&mut per_output, &found);
+            if det_tx.send(found).is_err() {
+                stop.store(true, Ordering::Relaxed);
+                break;
+            }
+        }
+    }
+    drop(ev_rx);
+    let last = detector.finish();
+    count(&mut per_output, &last);
+    if !last.is_empty() {
+        let _ = det_tx.send(last);
+    }
+    drop(det_tx);
+    let counts = reader
+        .join()
+        .map_err(|_| io::Error::other("reader thread panicked"))??;
+    let written = writer
+        .join()
+        .map_err(|_| io::Error::other("writer thread panicked"))?;
+    if let Err(e) = written {
+        if e.kind() != io::ErrorKind::BrokenPipe {
+            return Err(e);
+        }
+    }
+    let stats = detector.stats();
+    if stats.evicted > 0 {
+        eprintln!(
+            "ccpn-run: warning: {} tokens evicted by --max-tokens {}",
+            stats.evicted, args.max_tokens
+        );
+    }
+    if args.stats {
+        let elapsed = started.elapsed().as_secs_f64();
+        let by_output: serde_json::Map<String, serde_json::Value> = outputs
+            .iter()
+            .zip(&per_output)
+            .map(|(o, n)| (o.clone(), (*n).into()))
+            .collect();
+        let summary = serde_json::json!({
+            "read": counts.read,
+            "processed": stats.processed,
+            "rejected": counts.rejected,
+            "late": counts.late + late_in_detector,
+            "detections": stats.detections,
+            "by_output": by_output,
+            "events_per_s": if elapsed > 0.0 { (stats.processed as f64 / elapsed).round() } else { 0.0 },
+            "elapsed_s": elapsed,
+            "live_tokens": stats.live_tokens,
+            "peak_live_tokens": stats.peak_live_tokens,
+            "evicted": stats.evicted,
+        });
+        eprintln!("{summary}");
+    }
+    Ok(if counts.stopped {
+        ExitCode::from(3)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+struct ReaderConfig {
+    format: FormatArg,
+    space: ccpn::Space,
+    max_delay: i64,
+    strict: bool,
+    max_line_bytes: usize,
+}
+
+/// Reads, parses and reorders lines; reports bad and late ones on stderr.
+fn read_events(
+    input: Box<dyn BufRead + Send>,
+    cfg: ReaderConfig,
+    mut late_file: Option<BufWriter<File>>,
+    tx: Sender<Vec<Event>>,
+    stop: &AtomicBool,
+) -> io::Result<ReadCounts> {
+    let mut lines = Lines::new(input, cfg.max_line_bytes);
+    let mut counts = ReadCounts::default();
+    let mut parser: Option<LineParser> = match cfg.format {
+        FormatArg::Jsonl => Some(LineParser::json(cfg.space)),
+        _ => None,
+    };
+    let mut reorder: Reorder<Event> = Reorder::new(cfg.max_delay);
+    let mut batch = Vec::with_capacity(BATCH);
+    let stderr = io::stderr();
+    let mut err = BufWriter::new(stderr.lock());
+    let flush = |batch: &mut Vec<Event>| -> bool {
+        if batch.is_empty() {
+            return true;
+        }
+        tx.send(std::mem::replace(batch, Vec::with_capacity(BATCH)))
+            .is_ok()
+    };
+    while let Some(next) = lines.next_line() {
+        if stop.load(Ordering::Relaxed) {
+            break;
+        }
+        let (no, line) = next?;
+        let line = match line {
+            Ok(l) if is_blank(l) => continue,
+            Ok(l) => l,
+            Err(e) => {
+                counts.read += 1;
+                counts.rejected += 1;
+                writeln!(err, "ccpn-run: line {no}: rejected: {e}")?;
+                if cfg.strict {
+                    counts.stopped = true;
+                    break;
+                }
+                continue;
+            }
+        };
+        let p = match &parser {
+            Some(p) => p,
+            None => {
+                let format = match cfg.format {
+                    FormatArg::Csv => Format::Csv,
+                    FormatArg::Jsonl => Format::JsonLines,
+                    FormatArg::Auto => Format::detect(line),
+                };
+                if format == Format::Csv {
+                    match LineParser::csv(line, cfg.space) {
+                        Ok(p) => parser = Some(p),
+                        Err(e) => {
+                            writeln!(err, "ccpn-run: line {no}: bad CSV header: {e}")?;
+                            err.flush()?;
+                            counts.stopped = true;
+                            break;
+                        }
+                    }
+                    continue;
+                }
+                parser.insert(LineParser::json(cfg.space))
+            }
+        };
+        counts.read += 1;
+        match p.parse(line) {
+            Ok(ev) => match reorder.push(ev.time, no, ev) {
+                Ok(()) => {
+                    while let Some((_, _, ev)) = reorder.pop_ready() {
+                        batch.push(ev);
+                    }
+                    if batch.len() >= BATCH && !flush(&mut batch) {
+                        break;
+                    }
+                }
+                Err(late) => {
+                    counts.late += 1;
+                    writeln!(err, "ccpn-run: line {no}: {late}")?;
+                    if let Some(f) = late_file.as_mut() {
+                        f.write_all(line)?;
+                        f.write_all(b"\n")?;
+                    }
+                    if cfg.strict {
+                        counts.stopped = true;
+                        break;
+                    }
+                }
+            },
+            Err(e) => {
+                counts.rejected += 1;
+                writeln!(err, "ccpn-run: line {no}: rejected: {e}")?;
+                if cfg.strict {
+                    counts.stopped = true;
+                    break;
+                }
+            }
+        }
+    }
+    if !counts.stopped {
+        while let Some((_, _, ev)) = reorder.pop_any() {
+            batch.push(ev);
+        }
+    } else {
+        // Lines held for reordering were read but not processed: count them as rejected.
+        counts.rejected += reorder.len() as u64;
+    }
+    flush(&mut batch);
+    err.flush()?;
+    if let Some(mut f) = late_file {
+        f.flush()?;
+    }
+    Ok(counts)
+}
+
+/// Writes detections as JSON Lines on stdout.
+fn write_detections(
+    rx: Receiver<Vec<Detection>>,
+    space: ccpn::Space,
+    stop: &AtomicBool,
+) -> io::Result<()> {
+    let stdout = io::stdout();
+    let mut out = BufWriter::with_capacity(1 << 16, stdout.lock());
+    let w = JsonLines::new(space);
+    let result = (|| {
+        for batch in rx.iter() {
+            for d in &batch {
+                w.write(&mut out, d)?;
+            }
+        }
+        out.flush()
+    })();
+    if result.is_err() {
+        stop.store(true, Ordering::Relaxed);
+        // Keep draining so the detector never blocks on a dead writer.
+        for _ in rx.iter() {}
+    }
+    result
+}

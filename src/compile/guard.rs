@@ -1,0 +1,99 @@
+//! Component nets of the memoryless operators: Atomic, Within, Direction(box), Or.
+
+use petgraph::graph::NodeIndex;
+
+use super::{output, Ports};
+use crate::filter::Filter;
+use crate::model::{Model, ZoneId};
+use crate::net::{ArcKind, PetriNet};
+use crate::runtime::{Guard, Unit};
+use crate::spatial::RelSet;
+
+/// Atomic: the type's source place, read by a transition guarded by `when`.
+pub(super) fn atomic(
+    net: &mut PetriNet,
+    id: usize,
+    label: &str,
+    source: NodeIndex,
+    filter: Option<&Filter>,
+) -> (Unit, Ports) {
+    let guard = filter.map_or_else(|| "match".to_owned(), |f| format!("when {f}"));
+    let t = net.transition(guard, id);
+    net.arc(source, t, ArcKind::Read, "");
+    let out = output(net, id, label, t, "");
+    (
+        Unit::Guard(Guard::Atomic(filter.cloned())),
+        Ports {
+            inputs: vec![],
+            output: out,
+        },
+    )
+}
+
+/// Within: one transition; the spatial predicate sits on its arc to the output place.
+pub(super) fn within(
+    net: &mut PetriNet,
+    id: usize,
+    label: &str,
+    model: &Model,
+    zones: &[ZoneId],
+) -> (Unit, Ports) {
+    let names: Vec<&str> = zones.iter().map(|&z| &*model.zones[z].name).collect();
+    let input = net.place(format!("{label}.in"), Some(id));
+    let t = net.transition("within", id);
+    net.arc(input, t, ArcKind::Normal, "");
+    let out = output(net, id, label, t, &format!("IN({})", names.join(" ∨ ")));
+    (
+        Unit::Guard(Guard::Within(zones.to_vec())),
+        Ports {
+            inputs: vec![input],
+            output: out,
+        },
+    )
+}
+
+/// Direction against a zone's bounding box: the relation is the output arc's predicate.
+pub(super) fn dir_box(
+    net: &mut PetriNet,
+    id: usize,
+    label: &str,
+    model: &Model,
+    rels: &RelSet,
+    zone: ZoneId,
+) -> (Unit, Ports) {
+    let z = &model.zones[zone];
+    let rect = z
+        .bbox(model.space)
+        .unwrap_or(geo::Rect::new((0.0, 0.0), (0.0, 0.0)));
+    let input = net.place(format!("{label}.in"), Some(id));
+    let t = net.transition("direction", id);
+    net.arc(input, t, ArcKind::Normal, "");
+    let out = output(net, id, label, t, &format!("{:?}(box {})", rels.0, z.name));
+    (
+        Unit::Guard(Guard::DirBox(rels.clone(), rect)),
+        Ports {
+            inputs: vec![input],
+            output: out,
+        },
+    )
+}
+
+/// Or: one transition per operand into a shared output place.
+pub(super) fn or(net: &mut PetriNet, id: usize, label: &str, n: usize) -> (Unit, Ports) {
+    let out = net.place(format!("{label}.out"), Some(id));
+    let mut inputs = Vec::with_capacity(n);
+    for i in 0..n {
+        let input = net.place(format!("{label}.in{i}"), Some(id));
+        let t = net.transition(format!("or{i}"), id);
+        net.arc(input, t, ArcKind::Normal, "");
+        net.arc(t, out, ArcKind::Normal, "");
+        inputs.push(input);
+    }
+    (
+        Unit::Guard(Guard::Or),
+        Ports {
+            inputs,
+            output: out,
+        },
+    )
+}

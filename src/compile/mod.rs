@@ -1,0 +1,125 @@
+//! Model → compositional coloured Petri net: each operator becomes a component net
+//! (its input places, transitions, arcs and output place), components are joined by
+//! connection transitions, and the run-time [`Program`] is laid out beside the graph.
+
+mod guard;
+mod pair;
+mod repeat;
+
+use std::sync::Arc;
+
+use petgraph::graph::NodeIndex;
+use rustc_hash::FxHashMap;
+
+use crate::model::{Model, Op};
+use crate::net::{ArcKind, PetriNet};
+use crate::runtime::Unit;
+
+/// What runs: one unit per component, and the connection transitions as fan-out lists.
+#[derive(Clone, Debug)]
+pub(crate) struct Program {
+    /// One per model node, in topological order.
+    pub(crate) units: Vec<Unit>,
+    /// For each component, the (component, input arc) pairs its output place feeds.
+    pub(crate) consumers: Vec<Vec<(usize, usize)>>,
+    /// The atomic components reading each event type's source place.
+    pub(crate) by_type: FxHashMap<Arc<str>, Vec<usize>>,
+    /// The output names each component's occurrences are reported under.
+    pub(crate) outputs: Vec<Vec<Arc<str>>>,
+}
+
+/// The places through which a component meets the rest of the net.
+pub(crate) struct Ports {
+    /// One input place per input arc (operand position).
+    pub(crate) inputs: Vec<NodeIndex>,
+    pub(crate) output: NodeIndex,
+}
+
+/// Builds the Petri net and the program of a model.
+pub(crate) fn compile(model: &Model) -> (PetriNet, Program) {
+    let mut net = PetriNet::default();
+    let n = model.nodes.len();
+    let mut units = Vec::with_capacity(n);
+    let mut ports: Vec<Ports> = Vec::with_capacity(n);
+    let mut by_type: FxHashMap<Arc<str>, Vec<usize>> = FxHashMap::default();
+    let mut type_places: FxHashMap<Arc<str>, NodeIndex> = FxHashMap::default();
+    for (id, node) in model.nodes.iter().enumerate() {
+        let label = node.label(id);
+        net.components.push(format!("{label}: {}", node.op.name()));
+        let (unit, p) = match &node.op {
+            Op::Atomic { kind, filter } => {
+                let source = *type_places
+                    .entry(kind.clone())
+                    .or_insert_with(|| net.place(format!("type {kind:?}"), None));
+                by_type.entry(kind.clone()).or_default().push(id);
+                guard::atomic(&mut net, id, &label, source, filter.as_ref())
+            }
+            Op::Within { zones, .. } => guard::within(&mut net, id, &label, model, zones),
+            Op::DirBox { rels, zone, .. } => {
+                guard::dir_box(&mut net, id, &label, model, rels, *zone)
+            }
+            Op::Or { of } => guard::or(&mut net, id, &label, of.len()),
+            Op::Pair { kind, a, b, opts } => pair::pair(&mut net, id, &label, kind, opts, a == b),
+            Op::Not { opts, .. } => pair::not(&mut net, id, &label, opts),
+            Op::Any { m, of, opts } => pair::any(&mut net, id, &label, *m, of.len(), opts),
+            Op::Times { k, window, key, .. } => {
+                repeat::times(&mut net, id, &label, *k, *window, key)
+            }
+            Op::Interval {
+                kind, window, key, ..
+            } => repeat::interval(&mut net, id, &label, *kind, *window, key),
+        };
+        units.push(unit);
+        ports.push(p);
+    }
+    let mut consumers = vec![Vec::new(); n];
+    for (id, node) in model.nodes.iter().enumerate() {
+        for (role, operand) in node.op.operands().into_iter().enumerate() {
+            consumers[operand].push((id, role));
+            net.connect(ports[operand].output, ports[id].inputs[role]);
+        }
+    }
+    let mut outputs = vec![Vec::new(); n];
+    for (name, id) in &model.outputs {
+        outputs[*id].push(name.clone());
+        let sink = net.place(format!("output {name:?}"), None);
+        net.connect(ports[*id].output, sink);
+    }
+    (
+        net,
+        Program {
+            units,
+            consumers,
+            by_type,
+            outputs,
+        },
+    )
+}
+
+/// A window as a label: `W=10s`, or nothing.
+pub(crate) fn window_label(window: Option<i64>) -> String {
+    match window {
+        Some(w) => format!("W={}s", w as f64 / 1e6),
+        None => String::new(),
+    }
+}
+
+/// `key=attr`, or nothing.
+pub(crate) fn key_label(key: &Option<Arc<str>>) -> String {
+    key.as_ref()
+        .map(|k| format!(" key={k}"))
+        .unwrap_or_default()
+}
+
+/// Adds the component's output place and the arc to it from `t`.
+pub(crate) fn output(
+    net: &mut PetriNet,
+    id: usize,
+    label: &str,
+    t: NodeIndex,
+    arc: &str,
+) -> NodeIndex {
+    let out = net.place(format!("{label}.out"), Some(id));
+    net.arc(t, out, ArcKind::Normal, arc);
+    out
+}

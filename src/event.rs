@@ -1,0 +1,248 @@
+//! Atomic events as sensors report them: id, type, time, location, attributes.
+
+use std::fmt;
+use std::sync::Arc;
+
+use serde::{Serialize, Serializer};
+
+/// A point in the net's space: `x`/`y` for planar nets, `lon`/`lat` (degrees) for WGS84 nets.
+pub type Point = geo::Coord<f64>;
+
+/// An instant of event time, in whole microseconds since the Unix epoch.
+///
+/// Integer time keeps windows exact (`0.4 - 0.1` fits a window of `0.3`) and makes
+/// periodic ticks `t0 + k·T` land exactly. It spans the years 0001–9999.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct Timestamp(i64);
+
+/// Microseconds since the epoch of 0001-01-01T00:00:00Z.
+const MIN_MICROS: i64 = -62_135_596_800 * 1_000_000;
+/// Microseconds since the epoch of 9999-12-31T23:59:59.999999Z.
+const MAX_MICROS: i64 = 253_402_300_800 * 1_000_000 - 1;
+
+impl Timestamp {
+    /// The earliest representable instant (0001-01-01T00:00:00Z).
+    pub const MIN: Timestamp = Timestamp(MIN_MICROS);
+    /// The latest representable instant (9999-12-31T23:59:59.999999Z).
+    pub const MAX: Timestamp = Timestamp(MAX_MICROS);
+
+    /// Builds a timestamp from microseconds since the epoch, if it lies in the years 0001–9999.
+    ///
+    /// ```
+    /// use ccpn::Timestamp;
+    /// assert_eq!(Timestamp::from_micros(1_500_000).unwrap().as_secs_f64(), 1.5);
+    /// assert!(Timestamp::from_micros(i64::MAX).is_none());
+    /// ```
+    pub fn from_micros(us: i64) -> Option<Timestamp> {
+        (MIN_MICROS..=MAX_MICROS)
+            .contains(&us)
+            .then_some(Timestamp(us))
+    }
+
+    /// Builds a timestamp from (fractional) seconds since the epoch, rounded to the
+    /// microsecond, if it is finite and lies in the years 0001–9999.
+    ///
+    /// ```
+    /// use ccpn::Timestamp;
+    /// assert_eq!(Timestamp::from_secs_f64(0.1).unwrap().micros(), 100_000);
+    /// assert!(Timestamp::from_secs_f64(f64::NAN).is_none());
+    /// assert!(Timestamp::from_secs_f64(1e300).is_none());
+    /// ```
+    pub fn from_secs_f64(secs: f64) -> Option<Timestamp> {
+        if !secs.is_finite() {
+            return None;
+        }
+        let us = (secs * 1e6).round();
+        if us < MIN_MICROS as f64 || us > MAX_MICROS as f64 {
+            return None;
+        }
+        Timestamp::from_micros(us as i64)
+    }
+
+    /// Microseconds since the epoch.
+    pub fn micros(self) -> i64 {
+        self.0
+    }
+
+    /// Seconds since the epoch.
+    pub fn as_secs_f64(self) -> f64 {
+        self.0 as f64 / 1e6
+    }
+
+    /// This instant moved by `span` microseconds, saturating at the representable range.
+    pub fn saturating_add(self, span: i64) -> Timestamp {
+        Timestamp(self.0.saturating_add(span).clamp(MIN_MICROS, MAX_MICROS))
+    }
+
+    /// Microseconds from `earlier` to `self` (negative if `earlier` is later).
+    pub fn since(self, earlier: Timestamp) -> i64 {
+        self.0 - earlier.0
+    }
+}
+
+impl fmt::Display for Timestamp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.as_secs_f64())
+    }
+}
+
+/// An event's identifier: an integer or a string, echoed back exactly as given.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Id {
+    /// A signed integer id.
+    Int(i64),
+    /// An unsigned integer id too large for `i64`.
+    UInt(u64),
+    /// A string id.
+    Str(Arc<str>),
+}
+
+impl Serialize for Id {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Id::Int(v) => s.serialize_i64(*v),
+            Id::UInt(v) => s.serialize_u64(*v),
+            Id::Str(v) => s.serialize_str(v),
+        }
+    }
+}
+
+impl fmt::Display for Id {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Id::Int(v) => write!(f, "{v}"),
+            Id::UInt(v) => write!(f, "{v}"),
+            Id::Str(v) => write!(f, "{v:?}"),
+        }
+    }
+}
+
+impl From<i64> for Id {
+    fn from(v: i64) -> Id {
+        Id::Int(v)
+    }
+}
+
+impl From<&str> for Id {
+    fn from(v: &str) -> Id {
+        Id::Str(v.into())
+    }
+}
+
+/// A typed attribute value: a number, a string or a boolean.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Value {
+    /// A number (integers are kept as `f64`).
+    Num(f64),
+    /// A string.
+    Str(Arc<str>),
+    /// A boolean.
+    Bool(bool),
+}
+
+impl Serialize for Value {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Value::Num(v) => s.serialize_f64(*v),
+            Value::Str(v) => s.serialize_str(v),
+            Value::Bool(v) => s.serialize_bool(*v),
+        }
+    }
+}
+
+impl From<f64> for Value {
+    fn from(v: f64) -> Value {
+        Value::Num(v)
+    }
+}
+
+impl From<bool> for Value {
+    fn from(v: bool) -> Value {
+        Value::Bool(v)
+    }
+}
+
+impl From<&str> for Value {
+    fn from(v: &str) -> Value {
+        Value::Str(v.into())
+    }
+}
+
+/// An atomic input event.
+///
+/// ```
+/// use ccpn::{Event, Timestamp, Value};
+/// let e = Event::new(7, "radar", Timestamp::from_secs_f64(10.0).unwrap())
+///     .at(3.0, 4.0)
+///     .with("speed", 12.5);
+/// assert_eq!(e.attr("speed"), Some(&Value::Num(12.5)));
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub struct Event {
+    /// The event's id, echoed in detections.
+    pub id: Id,
+    /// The event's type (`type` in the input; `"event"` when absent).
+    pub kind: Arc<str>,
+    /// When it happened.
+    pub time: Timestamp,
+    /// The time as RFC 3339 text when the input gave it that way; detections echo it.
+    pub time_text: Option<Arc<str>>,
+    /// Where it happened, if the input said.
+    pub location: Option<Point>,
+    /// Every other field of the input, in input order.
+    pub attrs: Vec<(Arc<str>, Value)>,
+}
+
+impl Event {
+    /// A new event with no location and no attributes.
+    pub fn new(id: impl Into<Id>, kind: &str, time: Timestamp) -> Event {
+        Event {
+            id: id.into(),
+            kind: kind.into(),
+            time,
+            time_text: None,
+            location: None,
+            attrs: Vec::new(),
+        }
+    }
+
+    /// This event located at (`x`, `y`) (or `lon`, `lat`).
+    pub fn at(mut self, x: f64, y: f64) -> Event {
+        self.location = Some(Point { x, y });
+        self
+    }
+
+    /// This event with one more attribute.
+    pub fn with(mut self, name: &str, value: impl Into<Value>) -> Event {
+        self.attrs.push((name.into(), value.into()));
+        self
+    }
+
+    /// The value of attribute `name`, if the event has it.
+    pub fn attr(&self, name: &str) -> Option<&Value> {
+        self.attrs
+            .iter()
+            .find(|(k, _)| &**k == name)
+            .map(|(_, v)| v)
+    }
+}
+
+/// Which location fields a net reads: the net's `space`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default, serde::Deserialize)]
+pub enum Space {
+    /// `x`, `y`; distances in the same unit.
+    #[default]
+    Planar,
+    /// `lon`, `lat` in degrees; distances in metres on the WGS84 ellipsoid.
+    Wgs84,
+}
+
+impl Space {
+    /// The names of the two location fields, in (x, y) order.
+    pub fn axis_names(self) -> (&'static str, &'static str) {
+        match self {
+            Space::Planar => ("x", "y"),
+            Space::Wgs84 => ("lon", "lat"),
+        }
+    }
+}

@@ -1,0 +1,228 @@
+//! What the compiler may trust: a checked net with names bound, durations in
+//! microseconds, zones built and common sub-expressions shared.
+//!
+//! [`Model::load`] reports every problem of a net at once, each with file, line
+//! and column; the compiler never sees serde types.
+
+mod duration;
+mod error;
+mod validate;
+
+use std::sync::Arc;
+
+pub use error::{NetError, Problem};
+
+use crate::event::Space;
+use crate::filter::Filter;
+use crate::spatial::{RelSet, Zone};
+
+/// Index of a node in [`Model::nodes`].
+pub(crate) type NodeId = usize;
+/// Index of a zone in [`Model::zones`].
+pub(crate) type ZoneId = usize;
+
+/// A checked net.
+#[derive(Clone, Debug)]
+pub(crate) struct Model {
+    pub(crate) space: Space,
+    pub(crate) zones: Vec<Zone>,
+    /// Operators in topological order: every operand comes before its users.
+    pub(crate) nodes: Vec<Node>,
+    /// Output names and the node each detects.
+    pub(crate) outputs: Vec<(Arc<str>, NodeId)>,
+    /// Things that load but deserve a word (an unbounded operator, an unused event).
+    pub(crate) warnings: Vec<Problem>,
+}
+
+/// One operator of the model, possibly known by several names.
+#[derive(Clone, Debug)]
+pub(crate) struct Node {
+    /// The names in the net that denote this node (empty for nodes made by
+    /// expanding `Seq`/`And` over more than two operands).
+    pub(crate) names: Vec<Arc<str>>,
+    pub(crate) op: Op,
+}
+
+impl Node {
+    /// A name to show for the node.
+    pub(crate) fn label(&self, id: NodeId) -> String {
+        match self.names.first() {
+            Some(n) => n.to_string(),
+            None => format!("#{id}"),
+        }
+    }
+}
+
+/// How a pairing operator chooses and consumes initiators (after Snoop).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum Context {
+    Recent,
+    Chronicle,
+    Continuous,
+    Cumulative,
+    Unrestricted,
+}
+
+impl Context {
+    /// Do detections consume the occurrences that took part?
+    pub(crate) fn consumes(self) -> bool {
+        matches!(
+            self,
+            Context::Chronicle | Context::Continuous | Context::Cumulative
+        )
+    }
+}
+
+/// Options shared by pairing operators.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct PairOpts {
+    /// `within`, in microseconds; `None` is unbounded.
+    pub(crate) window: Option<i64>,
+    pub(crate) key: Option<Arc<str>>,
+    pub(crate) distinct: Option<Arc<str>>,
+    pub(crate) context: Context,
+}
+
+/// What a binary pairing operator checks between initiator and terminator.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum PairKind {
+    /// x from `a`, y from `b`.
+    Seq,
+    /// Either order.
+    And,
+    /// Either order, distance at most `max`.
+    Dist { max: f64 },
+    /// Either order; the location of the `a` (`of`) occurrence relative to the `b`
+    /// (`from`) occurrence satisfies one of the relations.
+    Direction { rels: RelSet },
+}
+
+/// Interval operators: an occurrence of `start` opens, `end` closes.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum IntervalKind {
+    /// Snoop's A: each `e` inside the interval.
+    A,
+    /// Snoop's A*: once at the end, with every `e` inside.
+    AStar,
+    /// Snoop's P: a tick every `period` microseconds.
+    P { period: i64 },
+    /// Snoop's P*: once at the end, with the number of ticks.
+    PStar { period: i64 },
+}
+
+/// An operator with its operands bound.
+#[derive(Clone, Debug)]
+pub(crate) enum Op {
+    Atomic {
+        kind: Arc<str>,
+        filter: Option<Filter>,
+    },
+    Within {
+        of: NodeId,
+        zones: Vec<ZoneId>,
+    },
+    Or {
+        of: Vec<NodeId>,
+    },
+    Pair {
+        kind: PairKind,
+        a: NodeId,
+        b: NodeId,
+        opts: PairOpts,
+    },
+    Not {
+        start: NodeId,
+        absent: NodeId,
+        end: NodeId,
+        opts: PairOpts,
+    },
+    Any {
+        m: usize,
+        of: Vec<NodeId>,
+        opts: PairOpts,
+    },
+    DirBox {
+        of: NodeId,
+        rels: RelSet,
+        zone: ZoneId,
+    },
+    Times {
+        k: usize,
+        of: NodeId,
+        window: Option<i64>,
+        key: Option<Arc<str>>,
+    },
+    Interval {
+        kind: IntervalKind,
+        start: NodeId,
+        /// The occurrences counted inside the interval (A and A* only).
+        e: Option<NodeId>,
+        end: NodeId,
+        window: Option<i64>,
+        key: Option<Arc<str>>,
+    },
+}
+
+impl Op {
+    /// The operands, in slot order (a slot is the index of an operand).
+    pub(crate) fn operands(&self) -> Vec<NodeId> {
+        match self {
+            Op::Atomic { .. } => vec![],
+            Op::Within { of, .. } | Op::DirBox { of, .. } | Op::Times { of, .. } => vec![*of],
+            Op::Or { of } | Op::Any { of, .. } => of.clone(),
+            Op::Pair { a, b, .. } => vec![*a, *b],
+            Op::Not {
+                start, absent, end, ..
+            } => vec![*start, *absent, *end],
+            Op::Interval { start, e, end, .. } => match e {
+                Some(e) => vec![*start, *e, *end],
+                None => vec![*start, *end],
+            },
+        }
+    }
+
+    /// The operator's name as written in nets.
+    pub(crate) fn name(&self) -> &'static str {
+        match self {
+            Op::Atomic { .. } => "Atomic",
+            Op::Within { .. } => "Within",
+            Op::Or { .. } => "Or",
+            Op::Pair {
+                kind: PairKind::Seq,
+                ..
+            } => "Seq",
+            Op::Pair {
+                kind: PairKind::And,
+                ..
+            } => "And",
+            Op::Pair {
+                kind: PairKind::Dist { .. },
+                ..
+            } => "Dist",
+            Op::Pair {
+                kind: PairKind::Direction { .. },
+                ..
+            }
+            | Op::DirBox { .. } => "Direction",
+            Op::Not { .. } => "Not",
+            Op::Any { .. } => "Any",
+            Op::Times { .. } => "Times",
+            Op::Interval {
+                kind: IntervalKind::A,
+                ..
+            } => "A",
+            Op::Interval {
+                kind: IntervalKind::AStar,
+                ..
+            } => "AStar",
+            Op::Interval {
+                kind: IntervalKind::P { .. },
+                ..
+            } => "P",
+            Op::Interval {
+                kind: IntervalKind::PStar { .. },
+                ..
+            } => "PStar",
+        }
+    }
+}

@@ -1,0 +1,759 @@
+//! Checking a [`NetSpec`] and binding it into a [`Model`]: names, cycles, parameter
+//! values, zones, and sharing of identical sub-expressions.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use geo::{LineString, Polygon, Rect};
+
+use super::duration::micros;
+use super::{
+    Context, IntervalKind, Model, NetError, Node, NodeId, Op, PairKind, PairOpts, Problem,
+};
+use crate::event::{Point, Space};
+use crate::filter::Filter;
+use crate::spatial::{Dir, RelSet, Shape, Zone};
+use crate::spec::{self, ContextSpec, DirSpec, DurationSpec, NetSpec, OpSpec, RelSpec, ZoneSpec};
+
+/// Largest `m`, `k` or operand count an operator may have.
+pub(crate) const MAX_ARITY: usize = 1024;
+
+impl Model {
+    /// Loads a net from its text; `file` names it in error messages.
+    pub(crate) fn load(file: &str, src: &str) -> Result<Model, NetError> {
+        let spec = spec::parse(file, src).map_err(|p| NetError::Invalid { problems: vec![p] })?;
+        let mut v = Validator {
+            file,
+            src,
+            spec: &spec,
+            problems: Vec::new(),
+            warnings: Vec::new(),
+            zone_ids: HashMap::new(),
+            zones: Vec::new(),
+            nodes: Vec::new(),
+            by_name: HashMap::new(),
+            canon: HashMap::new(),
+            visiting: Vec::new(),
+        };
+        v.zones();
+        let names: Vec<&String> = spec.events.keys().collect();
+        for name in names {
+            v.node(name);
+        }
+        let outputs = v.outputs();
+        v.unused(&outputs);
+        let Validator {
+            mut problems,
+            mut warnings,
+            zones,
+            nodes,
+            ..
+        } = v;
+        if !problems.is_empty() {
+            problems.sort_by_key(|p| (p.line, p.col));
+            problems.dedup();
+            return Err(NetError::Invalid { problems });
+        }
+        warnings.sort_by_key(|p| (p.line, p.col));
+        Ok(Model {
+            space: spec.space,
+            zones,
+            nodes,
+            outputs,
+            warnings,
+        })
+    }
+}
+
+struct Validator<'a> {
+    file: &'a str,
+    src: &'a str,
+    spec: &'a NetSpec,
+    problems: Vec<Problem>,
+    warnings: Vec<Problem>,
+    zone_ids: HashMap<&'a str, usize>,
+    zones: Vec<Zone>,
+    nodes: Vec<Node>,
+    /// Resolved names: `None` while a name failed to resolve.
+    by_name: HashMap<&'a str, Option<NodeId>>,
+    /// Canonical form of each node, for sharing identical sub-expressions.
+    canon: HashMap<String, NodeId>,
+    /// The chain of names being resolved, to report cycles.
+    visiting: Vec<&'a str>,
+}
+
+impl<'a> Validator<'a> {
+    fn problem_at(&self, path: &[&str], message: String) -> Problem {
+        let (line, col) = spec::locate(self.src, path);
+        Problem {
+            file: self.file.to_owned(),
+            line,
+            col,
+            message,
+        }
+    }
+
+    fn error(&mut self, path: &[&str], message: String) {
+        let p = self.problem_at(path, message);
+        self.problems.push(p);
+    }
+
+    fn warn(&mut self, path: &[&str], message: String) {
+        let p = self.problem_at(path, message);
+        self.warnings.push(p);
+    }
+
+    fn zones(&mut self) {
+        let space = self.spec.space;
+        for (name, z) in &self.spec.zones {
+            match build_shape(space, z) {
+                Ok(shape) => {
+                    self.zone_ids.insert(name, self.zones.len());
+                    self.zones.push(Zone {
+                        name: name.as_str().into(),
+                        shape,
+                    });
+                }
+                Err(msg) => self.error(&[name], format!("zone `{name}`: {msg}")),
+            }
+        }
+    }
+
+    fn outputs(&mut self) -> Vec<(Arc<str>, NodeId)> {
+        let mut out = Vec::new();
+        if self.spec.outputs.is_empty() {
+            self.warn(&[], "`outputs` is empty: the net detects nothing".into());
+        }
+        for name in &self.spec.outputs {
+            match self.by_name.get(name.as_str()) {
+                Some(Some(id)) => out.push((Arc::from(name.as_str()), *id)),
+                Some(None) => {}
+                None => {
+                    let (line, col) = locate_output(self.src, name);
+                    self.problems.push(Problem {
+                        file: self.file.to_owned(),
+                        line,
+                        col,
+                        message: format!("output `{name}` is not an event of the net"),
+                    });
+                }
+            }
+        }
+        out
+    }
+
+    /// Warns about events that no output depends on.
+    fn unused(&mut self, outputs: &[(Arc<str>, NodeId)]) {
+        let mut used = vec![false; self.nodes.len()];
+        for (_, id) in outputs {
+            used[*id] = true;
+        }
+        for id in (0..self.nodes.len()).rev() {
+            if used[id] {
+                for o in self.nodes[id].op.operands() {
+                    used[o] = true;
+                }
+            }
+        }
+        let unused: Vec<String> = (0..self.nodes.len())
+            .filter(|&id| !used[id])
+            .flat_map(|id| self.nodes[id].names.iter().map(|n| n.to_string()))
+            .collect();
+        for name in unused {
+            self.warn(
+                &[&name],
+                format!("event `{name}` is not an output and feeds none"),
+            );
+        }
+    }
+
+    /// Resolves the event called `name`, building its operands first.
+    fn node(&mut self, name: &'a str) -> Option<NodeId> {
+        if let Some(done) = self.by_name.get(name) {
+            return *done;
+        }
+        if let Some(pos) = self.visiting.iter().position(|n| *n == name) {
+            let mut chain: Vec<&str> = self.visiting[pos..].to_vec();
+            chain.push(name);
+            let msg = format!("cycle between composite events: {}", chain.join(" -> "));
+            self.error(&[name], msg);
+            return None;
+        }
+        let spec = self.spec.events.get(name)?;
+        self.visiting.push(name);
+        let op = self.op(name, spec);
+        self.visiting.pop();
+        let id = op.map(|op| self.intern(Some(name), op));
+        self.by_name.insert(name, id);
+        id
+    }
+
+    /// Adds `op` as a node, or returns the identical node already built.
+    fn intern(&mut self, name: Option<&str>, op: Op) -> NodeId {
+        let key = format!("{op:?}");
+        let id = match self.canon.get(&key) {
+            Some(&id) => id,
+            None => {
+                self.nodes.push(Node {
+                    names: Vec::new(),
+                    op,
+                });
+                self.canon.insert(key, self.nodes.len() - 1);
+                self.nodes.len() - 1
+            }
+        };
+        if let Some(name) = name {
+            self.nodes[id].names.push(name.into());
+        }
+        id
+    }
+
+    /// Resolves an operand name used by event `user`.
+    fn operand(&mut self, user: &'a str, name: &'a str) -> Option<NodeId> {
+        if !self.spec.events.contains_key(name) {
+            let msg = format!("`{user}` refers to `{name}`, which is not an event of the net");
+            self.error(&[user, name], msg);
+            return None;
+        }
+        self.node(name)
+    }
+
+    fn operands(&mut self, user: &'a str, names: &'a [String]) -> Option<Vec<NodeId>> {
+        let ids: Vec<Option<NodeId>> = names.iter().map(|n| self.operand(user, n)).collect();
+        ids.into_iter().collect()
+    }
+
+    fn duration(
+        &mut self,
+        user: &str,
+        field: &str,
+        d: &Option<DurationSpec>,
+    ) -> Option<Option<i64>> {
+        match d {
+            None => Some(None),
+            Some(d) => match micros(d) {
+                Ok(us) => Some(Some(us)),
+                Err(msg) => {
+                    self.error(&[user], format!("`{user}`: `{field}`: {msg}"));
+                    None
+                }
+            },
+        }
+    }
+
+    fn opts(
+        &mut self,
+        user: &str,
+        within: &Option<DurationSpec>,
+        key: &Option<String>,
+        distinct: &Option<String>,
+        context: ContextSpec,
+    ) -> Option<PairOpts> {
+        let window = self.duration(user, "within", within)?;
+        if window.is_none() {
+            self.warn(
+                &[user],
+                format!(
+                    "`{user}` has no `within`: its waiting occurrences are bounded only by --max-tokens"
+                ),
+            );
+        }
+        let context = match context {
+            ContextSpec::Recent => Context::Recent,
+            ContextSpec::Chronicle => Context::Chronicle,
+            ContextSpec::Continuous => Context::Continuous,
+            ContextSpec::Cumulative => Context::Cumulative,
+            ContextSpec::Unrestricted => Context::Unrestricted,
+        };
+        Some(PairOpts {
+            window,
+            key: key.as_deref().map(Arc::from),
+            distinct: distinct.as_deref().map(Arc::from),
+            context,
+        })
+    }
+
+    fn zone(&mut self, user: &str, name: &str) -> Option<usize> {
+        match self.zone_ids.get(name) {
+            Some(&id) => Some(id),
+            None => {
+                if !self.spec.zones.contains_key(name) {
+                    self.error(
+                        &[user, name],
+                        format!("`{user}` refers to unknown zone `{name}`"),
+                    );
+                }
+                None
+            }
+        }
+    }
+
+    /// Checks one operator and binds its operands.
+    fn op(&mut self, name: &'a str, spec: &'a OpSpec) -> Option<Op> {
+        match spec {
+            OpSpec::Atomic { kind, when } => {
+                let filter = match when {
+                    None => None,
+                    Some(w) => match Filter::compile(w, self.spec.space) {
+                        Ok(f) => Some(f),
+                        Err(e) => {
+                            let (line, col) = locate_when(self.src, name, w, e.offset);
+                            self.problems.push(Problem {
+                                file: self.file.to_owned(),
+                                line,
+                                col,
+                                message: format!("`{name}`: bad `when` expression: {e}"),
+                            });
+                            return None;
+                        }
+                    },
+                };
+                Some(Op::Atomic {
+                    kind: kind.as_str().into(),
+                    filter,
+                })
+            }
+            OpSpec::Within { of, zones } => {
+                let of = self.operand(name, of);
+                if zones.is_empty() {
+                    self.error(&[name], format!("`{name}`: `zones` is empty"));
+                }
+                let ids: Vec<Option<usize>> = zones.iter().map(|z| self.zone(name, z)).collect();
+                let mut zones: Vec<usize> = ids.into_iter().collect::<Option<_>>()?;
+                zones.sort_unstable();
+                zones.dedup();
+                if zones.is_empty() {
+                    return None;
+                }
+                Some(Op::Within { of: of?, zones })
+            }
+            OpSpec::Or { of } => {
+                if of.is_empty() {
+                    self.error(
+                        &[name],
+                        format!("`{name}`: `Or` needs at least one operand"),
+                    );
+                }
+                let of = self.operands(name, of)?;
+                Some(Op::Or { of }).filter(|o| !o.operands().is_empty())
+            }
+            OpSpec::Seq {
+                of,
+                within,
+                key,
+                distinct,
+                context,
+            }
+            | OpSpec::And {
+                of,
+                within,
+                key,
+                distinct,
+                context,
+            } => {
+                let kind = if matches!(spec, OpSpec::Seq { .. }) {
+                    PairKind::Seq
+                } else {
+                    PairKind::And
+                };
+                if of.len() < 2 {
+                    let msg = format!("`{name}`: needs at least two operands, got {}", of.len());
+                    self.error(&[name], msg);
+                }
+                if of.len() > MAX_ARITY {
+                    self.error(&[name], format!("`{name}`: more than {MAX_ARITY} operands"));
+                }
+                let ids = self.operands(name, of)?;
+                let opts = self.opts(name, within, key, distinct, *context)?;
+                if ids.len() < 2 || ids.len() > MAX_ARITY {
+                    return None;
+                }
+                // Seq(a, b, c) = Seq(Seq(a, b), c), the window bounding the whole.
+                let mut acc = ids[0];
+                for &next in &ids[1..ids.len() - 1] {
+                    let inner = Op::Pair {
+                        kind: kind.clone(),
+                        a: acc,
+                        b: next,
+                        opts: opts.clone(),
+                    };
+                    acc = self.intern(None, inner);
+                }
+                Some(Op::Pair {
+                    kind,
+                    a: acc,
+                    b: ids[ids.len() - 1],
+                    opts,
+                })
+            }
+            OpSpec::Any {
+                m,
+                of,
+                within,
+                key,
+                distinct,
+                context,
+            } => {
+                let ids = self.operands(name, of);
+                let opts = self.opts(name, within, key, distinct, *context);
+                if *m < 1 || *m as usize > of.len() {
+                    let msg = format!(
+                        "`{name}`: `m` must be between 1 and {} (the operand count), got {m}",
+                        of.len()
+                    );
+                    self.error(&[name], msg);
+                    return None;
+                }
+                for (i, o) in of.iter().enumerate() {
+                    if of[..i].contains(o) {
+                        self.error(
+                            &[name, o],
+                            format!("`{name}`: operand `{o}` is listed twice"),
+                        );
+                        return None;
+                    }
+                }
+                if of.len() > MAX_ARITY {
+                    self.error(&[name], format!("`{name}`: more than {MAX_ARITY} operands"));
+                    return None;
+                }
+                Some(Op::Any {
+                    m: *m as usize,
+                    of: ids?,
+                    opts: opts?,
+                })
+            }
+            OpSpec::Not {
+                start,
+                absent,
+                end,
+                within,
+                key,
+                distinct,
+                context,
+            } => {
+                let (s, a, e) = (
+                    self.operand(name, start),
+                    self.operand(name, absent),
+                    self.operand(name, end),
+                );
+                let opts = self.opts(name, within, key, distinct, *context)?;
+                Some(Op::Not {
+                    start: s?,
+                    absent: a?,
+                    end: e?,
+                    opts,
+                })
+            }
+            OpSpec::Dist {
+                a,
+                b,
+                max,
+                within,
+                key,
+                distinct,
+                context,
+            } => {
+                let (ia, ib) = (self.operand(name, a), self.operand(name, b));
+                let opts = self.opts(name, within, key, distinct, *context);
+                if !max.is_finite() || *max < 0.0 {
+                    self.error(
+                        &[name],
+                        format!("`{name}`: `max` must be a finite distance >= 0, got {max}"),
+                    );
+                    return None;
+                }
+                Some(Op::Pair {
+                    kind: PairKind::Dist { max: *max },
+                    a: ia?,
+                    b: ib?,
+                    opts: opts?,
+                })
+            }
+            OpSpec::Direction {
+                rel,
+                of,
+                from,
+                in_box,
+                within,
+                key,
+                distinct,
+                context,
+            } => {
+                let rels = rel_set(rel);
+                if rels.0.is_empty() {
+                    self.error(&[name], format!("`{name}`: `rel` is empty"));
+                    return None;
+                }
+                let of_id = self.operand(name, of);
+                match (from, in_box) {
+                    (Some(from), None) => {
+                        let from_id = self.operand(name, from);
+                        let opts = self.opts(name, within, key, distinct, *context)?;
+                        Some(Op::Pair {
+                            kind: PairKind::Direction { rels },
+                            a: of_id?,
+                            b: from_id?,
+                            opts,
+                        })
+                    }
+                    (None, Some(zone)) => {
+                        if within.is_some() || key.is_some() || distinct.is_some() {
+                            let msg = format!("`{name}`: a `box` direction is unary: `within`, `key` and `distinct` do not apply");
+                            self.error(&[name], msg);
+                        }
+                        let zone = self.zone(name, zone)?;
+                        Some(Op::DirBox {
+                            of: of_id?,
+                            rels,
+                            zone,
+                        })
+                    }
+                    _ => {
+                        self.error(&[name], format!("`{name}`: give exactly one of `from` (an event) and `box` (a zone)"));
+                        None
+                    }
+                }
+            }
+            OpSpec::Count { of, .. } => {
+                let _ = self.operand(name, of);
+                self.error(
+                    &[name],
+                    format!(
+                        "`{name}`: the `Count` operator is not available in this version of ccpn"
+                    ),
+                );
+                None
+            }
+            OpSpec::A {
+                start,
+                e,
+                end,
+                within,
+                key,
+            }
+            | OpSpec::AStar {
+                start,
+                e,
+                end,
+                within,
+                key,
+            } => {
+                let kind = if matches!(spec, OpSpec::A { .. }) {
+                    IntervalKind::A
+                } else {
+                    IntervalKind::AStar
+                };
+                let (s, x, z) = (
+                    self.operand(name, start),
+                    self.operand(name, e),
+                    self.operand(name, end),
+                );
+                let window = self.duration(name, "within", within)?;
+                Some(Op::Interval {
+                    kind,
+                    start: s?,
+                    e: Some(x?),
+                    end: z?,
+                    window,
+                    key: key.as_deref().map(Arc::from),
+                })
+            }
+            OpSpec::P {
+                start,
+                period,
+                end,
+                within,
+                key,
+            }
+            | OpSpec::PStar {
+                start,
+                period,
+                end,
+                within,
+                key,
+            } => {
+                let (s, z) = (self.operand(name, start), self.operand(name, end));
+                let window = self.duration(name, "within", within)?;
+                let period = self.duration(name, "period", &Some(period.clone()))??;
+                if period <= 0 {
+                    self.error(&[name], format!("`{name}`: `period` must be positive"));
+                    return None;
+                }
+                let kind = if matches!(spec, OpSpec::P { .. }) {
+                    IntervalKind::P { period }
+                } else {
+                    IntervalKind::PStar { period }
+                };
+                Some(Op::Interval {
+                    kind,
+                    start: s?,
+                    e: None,
+                    end: z?,
+                    window,
+                    key: key.as_deref().map(Arc::from),
+                })
+            }
+            OpSpec::Times { k, of, within, key } => {
+                let of = self.operand(name, of);
+                let window = self.duration(name, "within", within)?;
+                if *k < 1 || *k as usize > MAX_ARITY {
+                    self.error(
+                        &[name],
+                        format!("`{name}`: `k` must be between 1 and {MAX_ARITY}, got {k}"),
+                    );
+                    return None;
+                }
+                Some(Op::Times {
+                    k: *k as usize,
+                    of: of?,
+                    window,
+                    key: key.as_deref().map(Arc::from),
+                })
+            }
+        }
+    }
+}
+
+fn rel_set(rel: &RelSpec) -> RelSet {
+    let dirs: Vec<DirSpec> = match rel {
+        RelSpec::One(d) => vec![*d],
+        RelSpec::Many(v) => v.clone(),
+    };
+    let mut v: Vec<Dir> = dirs
+        .into_iter()
+        .map(|d| match d {
+            DirSpec::N => Dir::N,
+            DirSpec::S => Dir::S,
+            DirSpec::E => Dir::E,
+            DirSpec::W => Dir::W,
+            DirSpec::NE => Dir::NE,
+            DirSpec::NW => Dir::NW,
+            DirSpec::SE => Dir::SE,
+            DirSpec::SW => Dir::SW,
+        })
+        .collect();
+    v.sort_unstable();
+    v.dedup();
+    RelSet(v)
+}
+
+/// Position of an output name inside the `outputs` list.
+fn locate_output(src: &str, name: &str) -> (usize, usize) {
+    let from = src.find("outputs").unwrap_or(0);
+    let needle = format!("{name:?}");
+    let at = src[from..].find(&needle).map_or(from, |p| from + p);
+    spec::line_col(src, at)
+}
+
+/// Position of byte `offset` of a `when` expression of event `name`.
+fn locate_when(src: &str, name: &str, when: &str, offset: usize) -> (usize, usize) {
+    let (line, col) = spec::locate(src, &[name]);
+    // Find the expression's string literal after the entry's key.
+    let start = line_start(src, line) + col - 1;
+    let lit = format!("{when:?}");
+    match src.get(start..).and_then(|s| s.find(&lit)) {
+        Some(p) => {
+            let (l, c) = spec::line_col(src, start + p);
+            (l, c + 1 + when[..offset.min(when.len())].chars().count())
+        }
+        None => (line, col),
+    }
+}
+
+fn line_start(src: &str, line: usize) -> usize {
+    src.split_inclusive('\n').take(line - 1).map(str::len).sum()
+}
+
+fn finite(p: (f64, f64)) -> bool {
+    p.0.is_finite() && p.1.is_finite()
+}
+
+fn coord(space: Space, p: (f64, f64)) -> Result<Point, String> {
+    if !finite(p) {
+        return Err(format!("coordinate ({}, {}) is not finite", p.0, p.1));
+    }
+    if space == Space::Wgs84 && (p.1.abs() > 90.0 || p.0.abs() > 180.0) {
+        return Err(format!("({}, {}) is not a (lon, lat) in degrees", p.0, p.1));
+    }
+    Ok(Point { x: p.0, y: p.1 })
+}
+
+/// The largest number of vertices a zone may have.
+pub(crate) const MAX_VERTICES: usize = 1_000_000;
+
+fn build_shape(space: Space, z: &ZoneSpec) -> Result<Shape, String> {
+    let positive = |what: &str, v: f64| {
+        if v.is_finite() && v > 0.0 {
+            Ok(v)
+        } else {
+            Err(format!(
+                "`{what}` must be a positive finite number, got {v}"
+            ))
+        }
+    };
+    Ok(match z {
+        ZoneSpec::Polygon(pts) => {
+            if pts.len() < 3 {
+                return Err(format!(
+                    "a polygon needs at least 3 points, got {}",
+                    pts.len()
+                ));
+            }
+            if pts.len() > MAX_VERTICES {
+                return Err(format!("more than {MAX_VERTICES} vertices"));
+            }
+            let ring: Vec<Point> = pts
+                .iter()
+                .map(|p| coord(space, *p))
+                .collect::<Result<_, _>>()?;
+            Shape::Polygon(Polygon::new(LineString::from(ring), vec![]))
+        }
+        ZoneSpec::Rect { min, max } => {
+            let (lo, hi) = (coord(space, *min)?, coord(space, *max)?);
+            if lo.x > hi.x || lo.y > hi.y {
+                return Err("`min` must not exceed `max`".into());
+            }
+            Shape::Rect(Rect::new(lo, hi))
+        }
+        ZoneSpec::Circle { center, radius } => Shape::Circle {
+            center: coord(space, *center)?,
+            radius: positive("radius", *radius)?,
+        },
+        ZoneSpec::Sector {
+            center,
+            radius,
+            from_deg,
+            to_deg,
+        } => {
+            if !from_deg.is_finite() || !to_deg.is_finite() {
+                return Err("bearings must be finite".into());
+            }
+            Shape::Sector {
+                center: coord(space, *center)?,
+                radius: positive("radius", *radius)?,
+                from_deg: *from_deg,
+                to_deg: *to_deg,
+            }
+        }
+        ZoneSpec::Line { points, width } => {
+            if points.len() < 2 {
+                return Err(format!(
+                    "a line needs at least 2 points, got {}",
+                    points.len()
+                ));
+            }
+            if points.len() > MAX_VERTICES {
+                return Err(format!("more than {MAX_VERTICES} vertices"));
+            }
+            let line: Vec<Point> = points
+                .iter()
+                .map(|p| coord(space, *p))
+                .collect::<Result<_, _>>()?;
+            Shape::Line {
+                line: LineString::from(line),
+                half_width: positive("width", *width)? / 2.0,
+            }
+        }
+    })
+}

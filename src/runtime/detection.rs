@@ -1,0 +1,75 @@
+//! Detections: occurrences of the net's output events, as the detector reports them.
+
+use std::sync::Arc;
+
+use super::token::Token;
+use crate::event::{Event, Id, Point, Timestamp};
+
+/// What an operator adds to a detection beyond time, place and constituents.
+#[derive(Clone, Debug, Default, PartialEq)]
+#[non_exhaustive]
+pub enum Detail {
+    /// Nothing more.
+    #[default]
+    None,
+    /// `Within`: the name of the first zone (in name order) that contains the occurrence.
+    Zone(Arc<str>),
+    /// `Dist`: the distance between the pair (planar units, or metres on WGS84).
+    Distance(f64),
+    /// `PStar`: the number of ticks inside the interval.
+    Ticks(u64),
+}
+
+/// One occurrence of an output event.
+#[derive(Clone, Debug)]
+pub struct Detection {
+    /// The output's name, as in the net.
+    pub event: Arc<str>,
+    /// The detection's number in the run, from 0.
+    pub seq: u64,
+    /// The occurrence's time: its latest constituent's (a tick's time for `P`).
+    pub time: Timestamp,
+    /// `time` as RFC 3339 text, when the terminator's time was given that way.
+    pub time_text: Option<Arc<str>>,
+    /// The earliest constituent's time.
+    pub start: Timestamp,
+    /// The terminator's location.
+    pub location: Option<Point>,
+    /// The atomic events that make up the occurrence, ordered by time then input order.
+    pub members: Vec<Arc<Event>>,
+    /// Operator-specific facts.
+    pub detail: Detail,
+}
+
+impl Detection {
+    pub(crate) fn from_token(event: Arc<str>, seq: u64, tok: &Token) -> Detection {
+        let time_text = match &tok.term.time_text {
+            Some(text) if tok.end == tok.term.time => Some(text.clone()),
+            Some(_) => Some(rfc3339(tok.end).into()),
+            None => None,
+        };
+        Detection {
+            event,
+            seq,
+            time: tok.end,
+            time_text,
+            start: tok.start,
+            location: tok.term.location,
+            members: tok.members.iter().map(|m| m.event.clone()).collect(),
+            detail: tok.extra.clone(),
+        }
+    }
+
+    /// The ids of the constituents, ordered by time then input order.
+    pub fn ids(&self) -> impl Iterator<Item = &Id> {
+        self.members.iter().map(|e| &e.id)
+    }
+}
+
+/// `t` as RFC 3339 in UTC.
+pub(crate) fn rfc3339(t: Timestamp) -> String {
+    match jiff::Timestamp::from_microsecond(t.micros()) {
+        Ok(ts) => ts.to_string(),
+        Err(_) => t.to_string(),
+    }
+}

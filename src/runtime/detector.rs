@@ -1,0 +1,293 @@
+//! The [`Detector`]: pushes atomic events through a compiled net, in event time,
+//! and returns the detections each one causes.
+
+use std::sync::Arc;
+
+use super::detection::Detection;
+use super::place::Budget;
+use super::timer::Timers;
+use super::token::Token;
+use super::unit::{Cx, Unit};
+use crate::event::{Event, Timestamp};
+use crate::Net;
+
+/// Limits that keep a detector's memory bounded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DetectorOptions {
+    /// The most tokens the net's places may hold at once. When reached, each new
+    /// token evicts the oldest of its own place, and [`Stats::evicted`] counts them.
+    pub max_tokens: usize,
+}
+
+impl Default for DetectorOptions {
+    fn default() -> Self {
+        DetectorOptions {
+            max_tokens: 1_000_000,
+        }
+    }
+}
+
+/// An event could not be processed.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum PushError {
+    /// The event is older than the detector's current time.
+    #[error("event time {time} is before the detector's time {now}")]
+    Late {
+        /// The event's time.
+        time: Timestamp,
+        /// The detector's time.
+        now: Timestamp,
+    },
+}
+
+/// Counters of a detector's work so far.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Stats {
+    /// Events pushed and processed.
+    pub processed: u64,
+    /// Detections returned.
+    pub detections: u64,
+    /// Tokens waiting in places now.
+    pub live_tokens: usize,
+    /// The most tokens ever waiting at once.
+    pub peak_live_tokens: usize,
+    /// Tokens evicted because [`DetectorOptions::max_tokens`] was reached.
+    pub evicted: u64,
+    /// Timers (periodic ticks) pending.
+    pub timers: usize,
+}
+
+/// Detects the output events of a net in a stream of atomic events.
+///
+/// Events must be pushed in non-decreasing time. The detector is `Send`, does no
+/// I/O, and depends only on event time, never on the wall clock.
+///
+/// ```
+/// use ccpn::{Detector, Event, Net, Timestamp};
+///
+/// let net = Net::from_ron("inline.ron", r#"Net(
+///     events: {
+///         "a": Atomic(type: "A"),
+///         "b": Atomic(type: "B"),
+///         "ab": Seq(of: ["a", "b"], within: 60.0),
+///     },
+///     outputs: ["ab"],
+/// )"#)?;
+/// let mut detector = Detector::new(&net);
+/// let t = |s: f64| Timestamp::from_secs_f64(s).unwrap();
+/// assert!(detector.push(Event::new(1, "A", t(0.0)))?.is_empty());
+/// let found = detector.push(Event::new(2, "B", t(30.0)))?;
+/// assert_eq!(found.len(), 1);
+/// assert_eq!(found[0].ids().cloned().collect::<Vec<_>>(), vec![1.into(), 2.into()]);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct Detector {
+    net: Arc<Net>,
+    units: Vec<Unit>,
+    timers: Timers,
+    budget: Budget,
+    now: Timestamp,
+    /// Steps taken (events and timer ticks); the next step's number.
+    steps: u64,
+    serial: u64,
+    seq: u64,
+    processed: u64,
+    /// Per unit: tokens that arrived this step, with their input arc.
+    inbox: Vec<Vec<(usize, Token)>>,
+    /// Units with a non-empty inbox, as a min-heap of their (topological) index.
+    dirty: std::collections::BinaryHeap<std::cmp::Reverse<usize>>,
+    produced: Vec<Token>,
+    /// Detections of the current step.
+    emitted: Vec<Detection>,
+}
+
+impl Detector {
+    /// A detector for `net` with default limits.
+    pub fn new(net: &Net) -> Detector {
+        Detector::with_options(net, DetectorOptions::default())
+    }
+
+    /// A detector for `net` with the given limits.
+    pub fn with_options(net: &Net, options: DetectorOptions) -> Detector {
+        let net = Arc::new(net.clone());
+        let units = net.program.units.clone();
+        let n = units.len();
+        Detector {
+            units,
+            timers: Timers::default(),
+            budget: Budget::new(options.max_tokens),
+            now: Timestamp::MIN,
+            steps: 0,
+            serial: 0,
+            seq: 0,
+            processed: 0,
+            inbox: vec![Vec::new(); n],
+            dirty: std::collections::BinaryHeap::new(),
+            produced: Vec::new(),
+            emitted: Vec::new(),
+            net,
+        }
+    }
+
+    /// The net this detector runs.
+    pub fn net(&self) -> &Net {
+        &self.net
+    }
+
+    /// The detector's current event time.
+    pub fn now(&self) -> Timestamp {
+        self.now
+    }
+
+    /// Processes one event and returns the detections it causes (after those of any
+    /// periodic ticks due strictly before its time).
+    ///
+    /// # Errors
+    ///
+    /// [`PushError::Late`] if the event is older than the detector's time; it is not processed.
+    pub fn push(&mut self, event: Event) -> Result<Vec<Detection>, PushError> {
+        let mut out = Vec::new();
+        self.push_into(event, &mut out)?;
+        Ok(out)
+    }
+
+    /// Like [`Detector::push`], appending detections to `out`.
+    ///
+    /// # Errors
+    ///
+    /// [`PushError::Late`] if the event is older than the detector's time.
+    pub fn push_into(&mut self, event: Event, out: &mut Vec<Detection>) -> Result<(), PushError> {
+        if event.time < self.now {
+            return Err(PushError::Late {
+                time: event.time,
+                now: self.now,
+            });
+        }
+        self.run_timers(event.time, false, out);
+        self.now = event.time;
+        self.processed += 1;
+        let step = self.next_step();
+        let net = self.net.clone();
+        let Some(atomics) = net.program.by_type.get(&*event.kind) else {
+            return Ok(());
+        };
+        let tok = Token::atomic(step, Arc::new(event));
+        for &id in atomics {
+            self.deliver(id, 0, tok.clone());
+        }
+        self.run_step(step, out);
+        Ok(())
+    }
+
+    /// Moves event time to `time` without an event, firing periodic ticks due strictly
+    /// before it (an event at `time` itself may still come and pre-empt a tick then).
+    /// Earlier times are ignored.
+    pub fn advance_to(&mut self, time: Timestamp) -> Vec<Detection> {
+        let mut out = Vec::new();
+        if time > self.now {
+            self.run_timers(time, false, &mut out);
+            self.now = time;
+        }
+        out
+    }
+
+    /// Ends the stream: fires the ticks due at the current time. No event should be
+    /// pushed at the current time afterwards.
+    pub fn finish(&mut self) -> Vec<Detection> {
+        let mut out = Vec::new();
+        let now = self.now;
+        self.run_timers(now, true, &mut out);
+        out
+    }
+
+    /// Counters of the work so far.
+    pub fn stats(&self) -> Stats {
+        let live: usize = self.units.iter().map(Unit::live).sum();
+        Stats {
+            processed: self.processed,
+            detections: self.seq,
+            live_tokens: live,
+            peak_live_tokens: self.budget.peak.max(live),
+            evicted: self.budget.evicted,
+            timers: self.timers.len(),
+        }
+    }
+
+    fn next_step(&mut self) -> u64 {
+        self.steps += 1;
+        self.steps
+    }
+
+    fn run_timers(&mut self, bound: Timestamp, inclusive: bool, out: &mut Vec<Detection>) {
+        while let Some((at, unit, tag)) = self.timers.pop_due(bound, inclusive) {
+            self.now = self.now.max(at);
+            let step = self.next_step();
+            self.fire(unit, step, |u, cx| u.tick(at, tag, cx));
+            self.run_step(step, out);
+        }
+    }
+
+    fn deliver(&mut self, unit: usize, role: usize, tok: Token) {
+        if self.inbox[unit].is_empty() {
+            self.dirty.push(std::cmp::Reverse(unit));
+        }
+        self.inbox[unit].push((role, tok));
+    }
+
+    /// Runs `f` on unit `id` and fans its new tokens out along the connection transitions.
+    fn fire(&mut self, id: usize, step: u64, f: impl FnOnce(&mut Unit, &mut Cx<'_>)) {
+        let net = self.net.clone();
+        let mut produced = std::mem::take(&mut self.produced);
+        {
+            let mut cx = Cx {
+                now: self.now,
+                cause: step,
+                space: net.model.space,
+                zones: &net.model.zones,
+                budget: &mut self.budget,
+                timers: &mut self.timers,
+                unit: id,
+                out: &mut produced,
+            };
+            f(&mut self.units[id], &mut cx);
+        }
+        for mut tok in produced.drain(..) {
+            self.serial += 1;
+            tok.serial = self.serial;
+            tok.cause = step;
+            for name in &net.program.outputs[id] {
+                self.emitted
+                    .push(Detection::from_token(name.clone(), self.seq, &tok));
+                self.seq += 1;
+            }
+            let consumers = &net.program.consumers[id];
+            for (i, &(c, role)) in consumers.iter().enumerate() {
+                if i + 1 == consumers.len() {
+                    self.deliver(c, role, tok);
+                    break;
+                }
+                self.deliver(c, role, tok.clone());
+            }
+        }
+        self.produced = produced;
+    }
+
+    /// Fires every unit that received tokens in this step, in topological order.
+    fn run_step(&mut self, step: u64, out: &mut Vec<Detection>) {
+        while let Some(std::cmp::Reverse(id)) = self.dirty.pop() {
+            let mut inbox = std::mem::take(&mut self.inbox[id]);
+            inbox.sort_by_key(|(role, _)| *role);
+            for (role, tok) in inbox.drain(..) {
+                self.fire(id, step, |u, cx| u.fire(role, &tok, cx));
+            }
+            // Keep the allocation for the next step.
+            if self.inbox[id].is_empty() {
+                self.inbox[id] = inbox;
+            }
+        }
+        out.append(&mut self.emitted);
+    }
+}

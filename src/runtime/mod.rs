@@ -1,0 +1,18 @@
+//! The runtime: tokens, places, binding rules, component units, timers and the
+//! [`Detector`] that pushes events through a compiled net.
+//!
+//! **Architecture Invariant:** the runtime does no I/O and never reads the wall
+//! clock; detections depend only on the events pushed and the times advanced to.
+
+mod bind;
+mod detection;
+mod detector;
+mod place;
+mod timer;
+mod token;
+mod unit;
+
+pub(crate) use detection::rfc3339;
+pub use detection::{Detail, Detection};
+pub use detector::{Detector, DetectorOptions, PushError, Stats};
+pub(crate) use unit::{Any, Guard, Interval, Not, Pair, Times, Unit};

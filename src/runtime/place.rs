@@ -1,0 +1,188 @@
+//! Places: multisets of waiting tokens, split by `key`, dropped when their window passes.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+use rustc_hash::FxHashMap;
+
+use super::token::{KeyVal, Token};
+use crate::event::Timestamp;
+
+/// The net-wide cap on live tokens, and what it cost.
+#[derive(Clone, Debug)]
+pub(crate) struct Budget {
+    pub(crate) live: usize,
+    pub(crate) peak: usize,
+    pub(crate) cap: usize,
+    /// Tokens evicted (or refused) because the cap was reached.
+    pub(crate) evicted: u64,
+}
+
+impl Budget {
+    pub(crate) fn new(cap: usize) -> Budget {
+        Budget {
+            live: 0,
+            peak: 0,
+            cap,
+            evicted: 0,
+        }
+    }
+
+    fn add(&mut self) {
+        self.live += 1;
+        self.peak = self.peak.max(self.live);
+    }
+}
+
+/// Tokens waiting to take part in a transition, in arrival order within each key.
+#[derive(Clone, Debug)]
+pub(crate) struct Place {
+    key: Option<Arc<str>>,
+    window: Option<i64>,
+    /// Unkeyed places keep everything under one bucket.
+    flat: VecDeque<Token>,
+    keyed: FxHashMap<KeyVal, VecDeque<Token>>,
+    len: usize,
+    next_sweep: Timestamp,
+}
+
+/// A place's tokens that share a key with some token (all of them when unkeyed).
+pub(crate) type Bucket = VecDeque<Token>;
+
+impl Place {
+    /// A place whose tokens are matched on attribute `key` and live for `window`.
+    pub(crate) fn new(key: Option<Arc<str>>, window: Option<i64>) -> Place {
+        Place {
+            key,
+            window,
+            flat: VecDeque::new(),
+            keyed: FxHashMap::default(),
+            len: 0,
+            next_sweep: Timestamp::MIN,
+        }
+    }
+
+    /// Number of tokens held.
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
+    /// The key value `tok` is filed under: `Some(None)` for an unkeyed place,
+    /// `None` when the place is keyed and `tok` lacks the attribute.
+    pub(crate) fn key_of(&self, tok: &Token) -> Option<Option<KeyVal>> {
+        match &self.key {
+            None => Some(None),
+            Some(attr) => tok.key(attr).map(Some),
+        }
+    }
+
+    /// The bucket for key `k`, if it holds anything.
+    pub(crate) fn bucket(&self, k: &Option<KeyVal>) -> Option<&Bucket> {
+        match k {
+            None => Some(&self.flat),
+            Some(k) => self.keyed.get(k),
+        }
+    }
+
+    /// Mutable access to the bucket for `k`; `f` reports how many tokens it removed.
+    pub(crate) fn with_bucket<R>(
+        &mut self,
+        k: &Option<KeyVal>,
+        budget: &mut Budget,
+        f: impl FnOnce(&mut Bucket) -> (R, usize),
+    ) -> Option<R> {
+        let b = match k {
+            None => &mut self.flat,
+            Some(k) => self.keyed.get_mut(k)?,
+        };
+        let (r, removed) = f(b);
+        let empty = b.is_empty();
+        self.len -= removed;
+        budget.live -= removed;
+        if empty {
+            if let Some(k) = k {
+                self.keyed.remove(k);
+            }
+        }
+        Some(r)
+    }
+
+    /// Files `tok` under `k`, evicting the oldest token of the bucket if the budget is spent.
+    pub(crate) fn push(&mut self, k: Option<KeyVal>, tok: Token, budget: &mut Budget) {
+        let b = match k {
+            None => &mut self.flat,
+            Some(k) => self.keyed.entry(k).or_default(),
+        };
+        if budget.live >= budget.cap {
+            budget.evicted += 1;
+            if b.pop_front().is_none() {
+                // Nothing of ours to give up: refuse the newcomer rather than exceed the cap.
+                return;
+            }
+            self.len -= 1;
+            budget.live -= 1;
+        }
+        b.push_back(tok);
+        self.len += 1;
+        budget.add();
+    }
+
+    /// Removes every token in the bucket of `k` that `drop` selects.
+    pub(crate) fn remove_where(
+        &mut self,
+        k: &Option<KeyVal>,
+        budget: &mut Budget,
+        mut drop: impl FnMut(&Token) -> bool,
+    ) {
+        self.with_bucket(k, budget, |b| {
+            let before = b.len();
+            b.retain(|t| !drop(t));
+            ((), before - b.len())
+        });
+    }
+
+    /// Removes every token in every bucket that `drop` selects.
+    pub(crate) fn remove_all_where(
+        &mut self,
+        budget: &mut Budget,
+        mut drop: impl FnMut(&Token) -> bool,
+    ) {
+        let mut removed = 0;
+        let before = self.flat.len();
+        self.flat.retain(|t| !drop(t));
+        removed += before - self.flat.len();
+        self.keyed.retain(|_, b| {
+            let before = b.len();
+            b.retain(|t| !drop(t));
+            removed += before - b.len();
+            !b.is_empty()
+        });
+        self.len -= removed;
+        budget.live -= removed;
+    }
+
+    /// Drops tokens that can no longer fit the window of any occurrence ending at
+    /// `now` or later. Cheap at the front of `k`'s bucket on every call; a sweep of
+    /// all buckets every half window keeps keys that went quiet from holding memory.
+    pub(crate) fn expire(&mut self, k: &Option<KeyVal>, now: Timestamp, budget: &mut Budget) {
+        let Some(w) = self.window else { return };
+        let horizon = now.saturating_add(-w);
+        self.with_bucket(k, budget, |b| {
+            let before = b.len();
+            while b.front().is_some_and(|t| t.start < horizon) {
+                b.pop_front();
+            }
+            ((), before - b.len())
+        });
+        if now >= self.next_sweep {
+            self.next_sweep = now.saturating_add((w / 2).max(1_000_000));
+            self.remove_all_where(budget, |t| t.start < horizon);
+        }
+    }
+
+    /// Every token held (for snapshots of the marking and tests).
+    #[allow(dead_code)]
+    pub(crate) fn tokens(&self) -> impl Iterator<Item = &Token> {
+        self.flat.iter().chain(self.keyed.values().flatten())
+    }
+}

@@ -1,0 +1,37 @@
+//! Timers in event time: due ticks of periodic operators, ordered by (time, unit, tag).
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+use crate::event::Timestamp;
+
+/// A queue of timers; time moves only with events and `advance_to`.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Timers {
+    heap: BinaryHeap<Reverse<(Timestamp, usize, u64)>>,
+}
+
+impl Timers {
+    /// Asks for `tick(at, tag)` on unit `unit` when time passes `at`.
+    pub(crate) fn set(&mut self, at: Timestamp, unit: usize, tag: u64) {
+        self.heap.push(Reverse((at, unit, tag)));
+    }
+
+    /// The earliest timer due at or before `bound` (strictly before, if `!inclusive`).
+    pub(crate) fn pop_due(
+        &mut self,
+        bound: Timestamp,
+        inclusive: bool,
+    ) -> Option<(Timestamp, usize, u64)> {
+        let Reverse((at, _, _)) = *self.heap.peek()?;
+        if at < bound || (inclusive && at == bound) {
+            self.heap.pop().map(|Reverse(t)| t)
+        } else {
+            None
+        }
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.heap.len()
+    }
+}

@@ -1,0 +1,142 @@
+//! `Any(m, of)`: m occurrences of m different operands, the last one the terminator.
+
+use super::super::place::Place;
+use super::super::token::Token;
+use super::{distinct_ok, eligible, Cx};
+use crate::model::{Context, PairOpts};
+
+/// The `Any` component: one place per operand.
+#[derive(Clone, Debug)]
+pub(crate) struct Any {
+    m: usize,
+    opts: PairOpts,
+    places: Vec<Place>,
+}
+
+impl Any {
+    pub(crate) fn new(m: usize, n: usize, opts: PairOpts) -> Any {
+        let places = (0..n)
+            .map(|_| Place::new(opts.key.clone(), opts.window))
+            .collect();
+        Any { m, opts, places }
+    }
+
+    pub(crate) fn places(&self) -> Vec<&Place> {
+        self.places.iter().collect()
+    }
+
+    pub(crate) fn fire(&mut self, role: usize, y: &Token, cx: &mut Cx<'_>) {
+        if !y.fits(self.opts.window) {
+            return;
+        }
+        let Some(key) = self.places[role].key_of(y) else {
+            return;
+        };
+        let ctx = self.opts.context;
+        let mut consumed = false;
+        if self.m == 1 {
+            cx.emit(Token::merge(&[], y));
+            consumed = ctx.consumes();
+        } else {
+            // (operand, position in its bucket, serial) of each candidate initiator.
+            let mut cands: Vec<(usize, usize, u64)> = Vec::new();
+            for (j, place) in self.places.iter_mut().enumerate() {
+                if j == role {
+                    continue;
+                }
+                place.expire(&key, cx.now, cx.budget);
+                let Some(bucket) = place.bucket(&key) else {
+                    continue;
+                };
+                let ok = |x: &Token| eligible(&self.opts, x, y);
+                match ctx {
+                    Context::Recent => {
+                        if let Some(i) = bucket.iter().rposition(ok) {
+                            cands.push((j, i, bucket[i].serial));
+                        }
+                    }
+                    Context::Chronicle => {
+                        if let Some(i) = bucket.iter().position(ok) {
+                            cands.push((j, i, bucket[i].serial));
+                        }
+                    }
+                    _ => cands.extend(
+                        bucket
+                            .iter()
+                            .enumerate()
+                            .filter(|(_, x)| ok(x))
+                            .map(|(i, x)| (j, i, x.serial)),
+                    ),
+                }
+            }
+            let chosen = self.choose(&key, cands);
+            if !chosen.is_empty() {
+                let xs: Vec<&Token> = chosen
+                    .iter()
+                    .map(|&(j, i, _)| self.token(&key, j, i))
+                    .collect();
+                cx.emit(Token::merge(&xs, y));
+                if ctx.consumes() {
+                    consumed = true;
+                    let mut by_place = chosen;
+                    by_place.sort_unstable_by(|a, b| (a.0, b.1).cmp(&(b.0, a.1)));
+                    for (j, i, _) in by_place {
+                        self.places[j].with_bucket(&key, cx.budget, |b| (b.remove(i), 1));
+                    }
+                }
+            }
+        }
+        if !consumed {
+            self.places[role].push(key, y.clone(), cx.budget);
+        }
+    }
+
+    fn token(&self, key: &Option<super::super::token::KeyVal>, j: usize, i: usize) -> &Token {
+        &self.places[j].bucket(key).expect("candidate bucket exists")[i]
+    }
+
+    /// Picks the initiators among candidates: `Recent` the m-1 most recent operands'
+    /// occurrences, `Chronicle` the m-1 oldest, `Cumulative` all of them provided
+    /// m-1 different operands are present. Empty when there are not enough.
+    fn choose(
+        &self,
+        key: &Option<super::super::token::KeyVal>,
+        mut cands: Vec<(usize, usize, u64)>,
+    ) -> Vec<(usize, usize, u64)> {
+        let need = self.m - 1;
+        match self.opts.context {
+            Context::Cumulative => {
+                let mut ops: Vec<usize> = cands.iter().map(|c| c.0).collect();
+                ops.dedup();
+                if ops.len() < need {
+                    cands.clear();
+                }
+                cands
+            }
+            ctx => {
+                if ctx == Context::Recent {
+                    cands.sort_unstable_by(|a, b| b.2.cmp(&a.2));
+                } else {
+                    cands.sort_unstable_by_key(|c| c.2);
+                }
+                let mut chosen: Vec<(usize, usize, u64)> = Vec::with_capacity(need);
+                for c in cands {
+                    if chosen.len() == need {
+                        break;
+                    }
+                    let x = self.token(key, c.0, c.1);
+                    if chosen
+                        .iter()
+                        .all(|d| distinct_ok(&self.opts, self.token(key, d.0, d.1), x))
+                    {
+                        chosen.push(c);
+                    }
+                }
+                if chosen.len() < need {
+                    chosen.clear();
+                }
+                chosen
+            }
+        }
+    }
+}

@@ -1,0 +1,215 @@
+//! Snoop's aperiodic and periodic operators `A`, `A*`, `P`, `P*`: a `start` opens an
+//! interval (a newer one replaces it), the next `end` or the window closes it.
+
+use rustc_hash::FxHashMap;
+
+use super::super::token::{Extra, KeyVal, Token};
+use super::Cx;
+use crate::event::Timestamp;
+use crate::model::IntervalKind;
+
+/// An open interval.
+#[derive(Clone, Debug)]
+struct Open {
+    start: Token,
+    /// Distinguishes this interval from earlier ones under the same key (for timers).
+    tag: u64,
+    /// `A*`: the occurrences of `e` inside, in order.
+    inside: Vec<Token>,
+}
+
+/// The interval component: the open-interval place (one token per key), the
+/// accumulating place of `A*`, and the timer transition of `P`.
+#[derive(Clone, Debug)]
+pub(crate) struct Interval {
+    kind: IntervalKind,
+    window: Option<i64>,
+    key: Option<std::sync::Arc<str>>,
+    open: FxHashMap<Option<KeyVal>, Open>,
+    /// Tag of each interval with a pending timer, and its key.
+    tags: FxHashMap<u64, Option<KeyVal>>,
+    next_tag: u64,
+    next_sweep: Timestamp,
+}
+
+impl Interval {
+    pub(crate) fn new(
+        kind: IntervalKind,
+        window: Option<i64>,
+        key: Option<std::sync::Arc<str>>,
+    ) -> Interval {
+        Interval {
+            kind,
+            window,
+            key,
+            open: FxHashMap::default(),
+            tags: FxHashMap::default(),
+            next_tag: 0,
+            next_sweep: Timestamp::MIN,
+        }
+    }
+
+    pub(crate) fn live(&self) -> usize {
+        self.open.values().map(|o| 1 + o.inside.len()).sum()
+    }
+
+    fn roles(&self) -> (usize, Option<usize>, usize) {
+        match self.kind {
+            IntervalKind::A | IntervalKind::AStar => (0, Some(1), 2),
+            IntervalKind::P { .. } | IntervalKind::PStar { .. } => (0, None, 1),
+        }
+    }
+
+    /// Does an occurrence ending at `end` still fit the window of the interval opened by `start`?
+    fn fits(&self, start: &Token, y: &Token) -> bool {
+        self.window
+            .is_none_or(|w| y.end.since(start.start.min(y.start)) <= w)
+    }
+
+    fn period(&self) -> Option<i64> {
+        match self.kind {
+            IntervalKind::P { period } | IntervalKind::PStar { period } => Some(period),
+            _ => None,
+        }
+    }
+
+    /// The time of the k-th tick of an interval opened at `t0`, if within the window.
+    fn tick_time(&self, t0: Timestamp, k: i64) -> Option<Timestamp> {
+        let period = self.period()?;
+        let offset = period.checked_mul(k)?;
+        if self.window.is_some_and(|w| offset > w) {
+            return None;
+        }
+        let t = t0.saturating_add(offset);
+        (t.since(t0) == offset).then_some(t)
+    }
+
+    fn sweep(&mut self, now: Timestamp) {
+        let Some(w) = self.window else { return };
+        if now < self.next_sweep {
+            return;
+        }
+        self.next_sweep = now.saturating_add((w / 2).max(1_000_000));
+        let horizon = now.saturating_add(-w);
+        let tags = &mut self.tags;
+        self.open.retain(|_, o| {
+            let keep = o.start.start >= horizon;
+            if !keep {
+                tags.remove(&o.tag);
+            }
+            keep
+        });
+    }
+
+    pub(crate) fn fire(&mut self, role: usize, y: &Token, cx: &mut Cx<'_>) {
+        self.sweep(cx.now);
+        let key = match &self.key {
+            None => None,
+            Some(attr) => match y.key(attr) {
+                Some(k) => Some(k),
+                None => return,
+            },
+        };
+        let (start_role, e_role, end_role) = self.roles();
+        if role == start_role {
+            if !y.fits(self.window) {
+                return;
+            }
+            let tag = self.next_tag;
+            self.next_tag += 1;
+            if let Some(old) = self.open.insert(
+                key.clone(),
+                Open {
+                    start: y.clone(),
+                    tag,
+                    inside: Vec::new(),
+                },
+            ) {
+                self.tags.remove(&old.tag);
+            }
+            if let IntervalKind::P { .. } = self.kind {
+                if let Some(t) = self.tick_time(y.end, 1) {
+                    self.tags.insert(tag, key);
+                    cx.timers.set(t, cx.unit, tag);
+                }
+            }
+            return;
+        }
+        let Some(open) = self.open.get(&key) else {
+            return;
+        };
+        if open.start.cause >= y.cause {
+            return; // not after the start
+        }
+        if !self.fits(&open.start, y) {
+            // The window closed the interval.
+            let tag = open.tag;
+            self.open.remove(&key);
+            self.tags.remove(&tag);
+            return;
+        }
+        if Some(role) == e_role {
+            match self.kind {
+                IntervalKind::A => cx.emit(Token::merge(&[&open.start], y)),
+                _ => {
+                    if let Some(o) = self.open.get_mut(&key) {
+                        o.inside.push(y.clone());
+                    }
+                }
+            }
+        } else if role == end_role {
+            let Some(o) = self.open.remove(&key) else {
+                return;
+            };
+            self.tags.remove(&o.tag);
+            match self.kind {
+                IntervalKind::AStar if !o.inside.is_empty() => {
+                    let mut xs: Vec<&Token> = vec![&o.start];
+                    xs.extend(o.inside.iter());
+                    cx.emit(Token::merge(&xs, y));
+                }
+                IntervalKind::PStar { period } => {
+                    // Ticks t0 + k·T strictly before the end and within the window.
+                    let t0 = o.start.end;
+                    let span = y.end.since(t0);
+                    let mut ticks = if span > 0 { (span - 1) / period } else { 0 };
+                    if let Some(w) = self.window {
+                        ticks = ticks.min(w / period);
+                    }
+                    let mut t = Token::merge(&[&o.start], y);
+                    t.extra = Extra::Ticks(ticks as u64);
+                    cx.emit(t);
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// A periodic tick of the interval tagged `tag` is due at `at`.
+    pub(crate) fn tick(&mut self, at: Timestamp, tag: u64, cx: &mut Cx<'_>) {
+        let Some(key) = self.tags.remove(&tag) else {
+            return;
+        };
+        let Some(o) = self.open.get(&key) else { return };
+        if o.tag != tag {
+            return;
+        }
+        if let Some(period) = self.period() {
+            let start = &o.start;
+            cx.emit(Token {
+                start: start.start,
+                end: at,
+                cause: cx.cause,
+                serial: 0,
+                term: start.term.clone(),
+                members: start.members.clone(),
+                extra: Extra::None,
+            });
+            let k = at.since(start.end) / period + 1;
+            if let Some(next) = self.tick_time(start.end, k) {
+                self.tags.insert(tag, key);
+                cx.timers.set(next, cx.unit, tag);
+            }
+        }
+    }
+}

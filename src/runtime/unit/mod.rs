@@ -1,0 +1,122 @@
+//! Component nets at run time: one file per operator, each holding its places and
+//! firing its transitions when a token arrives on one of its input arcs.
+
+mod any;
+mod guard;
+mod interval;
+mod not;
+mod pair;
+mod times;
+
+pub(crate) use any::Any;
+pub(crate) use guard::Guard;
+pub(crate) use interval::Interval;
+pub(crate) use not::Not;
+pub(crate) use pair::Pair;
+pub(crate) use times::Times;
+
+use super::place::{Budget, Place};
+use super::timer::Timers;
+use super::token::Token;
+use crate::event::{Space, Timestamp};
+use crate::model::PairOpts;
+use crate::spatial::Zone;
+
+/// What a firing may read and change beyond its own places.
+pub(crate) struct Cx<'a> {
+    /// Event time of the step.
+    pub(crate) now: Timestamp,
+    /// The step's number: tokens it makes carry it as their cause.
+    pub(crate) cause: u64,
+    pub(crate) space: Space,
+    pub(crate) zones: &'a [Zone],
+    pub(crate) budget: &'a mut Budget,
+    pub(crate) timers: &'a mut Timers,
+    /// The index of the unit firing (for its timers).
+    pub(crate) unit: usize,
+    /// Tokens put in the unit's output place.
+    pub(crate) out: &'a mut Vec<Token>,
+}
+
+impl Cx<'_> {
+    pub(crate) fn emit(&mut self, tok: Token) {
+        self.out.push(tok);
+    }
+}
+
+/// One component net's run-time state.
+#[derive(Clone, Debug)]
+pub(crate) enum Unit {
+    /// Atomic, Within, Direction(box), Or: a transition with a guard and no memory.
+    Guard(Guard),
+    Pair(Pair),
+    Not(Not),
+    Any(Any),
+    Times(Times),
+    Interval(Interval),
+}
+
+impl Unit {
+    /// A token arrives on input arc `role` (the operand's position in the operator).
+    pub(crate) fn fire(&mut self, role: usize, tok: &Token, cx: &mut Cx<'_>) {
+        match self {
+            Unit::Guard(u) => u.fire(tok, cx),
+            Unit::Pair(u) => u.fire(role, tok, cx),
+            Unit::Not(u) => u.fire(role, tok, cx),
+            Unit::Any(u) => u.fire(role, tok, cx),
+            Unit::Times(u) => u.fire(tok, cx),
+            Unit::Interval(u) => u.fire(role, tok, cx),
+        }
+    }
+
+    /// A timer set by this unit is due.
+    pub(crate) fn tick(&mut self, at: Timestamp, tag: u64, cx: &mut Cx<'_>) {
+        if let Unit::Interval(u) = self {
+            u.tick(at, tag, cx);
+        }
+    }
+
+    /// The unit's places, for statistics and drawing.
+    pub(crate) fn places(&self) -> Vec<&Place> {
+        match self {
+            Unit::Guard(_) | Unit::Interval(_) => vec![],
+            Unit::Pair(u) => u.places(),
+            Unit::Not(u) => vec![u.places()],
+            Unit::Any(u) => u.places(),
+            Unit::Times(u) => vec![u.places()],
+        }
+    }
+
+    /// Tokens held, including those not kept in a [`Place`].
+    pub(crate) fn live(&self) -> usize {
+        match self {
+            Unit::Interval(u) => u.live(),
+            _ => self.places().iter().map(|p| p.len()).sum(),
+        }
+    }
+}
+
+/// Is `x`, processed before `y`, eligible to pair with it under `opts`' window and
+/// `distinct` (keys are matched by the place's buckets)?
+pub(crate) fn eligible(opts: &PairOpts, x: &Token, y: &Token) -> bool {
+    if x.cause >= y.cause {
+        return false;
+    }
+    if let Some(w) = opts.window {
+        if y.end.since(x.start.min(y.start)) > w {
+            return false;
+        }
+    }
+    distinct_ok(opts, x, y)
+}
+
+/// With `distinct: attr`, do `x` and `y` both have `attr`, with different values?
+pub(crate) fn distinct_ok(opts: &PairOpts, x: &Token, y: &Token) -> bool {
+    match &opts.distinct {
+        None => true,
+        Some(attr) => match (x.key(attr), y.key(attr)) {
+            (Some(a), Some(b)) => a != b,
+            _ => false,
+        },
+    }
+}

@@ -1,0 +1,81 @@
+//! `Not(start, absent, end)`: an end pairs with a start when no `absent` occurred
+//! between them. The absent arc is a reset arc on the start place.
+
+use super::super::bind::{bind, remove_positions, Binding};
+use super::super::place::Place;
+use super::super::token::{KeyVal, Token};
+use super::{eligible, Cx};
+use crate::model::PairOpts;
+
+/// Roles of the operands, in arc order.
+const START: usize = 0;
+const ABSENT: usize = 1;
+
+/// The `Not` component: the `start` place, and resets waiting to be applied.
+#[derive(Clone, Debug)]
+pub(crate) struct Not {
+    opts: PairOpts,
+    starts: Place,
+    /// Resets (absent occurrences) not yet applied, with their step: a start of an
+    /// earlier step is removed once a later step begins. Applying them lazily lets an
+    /// end of the same step as the absent still see the starts (the absent is not
+    /// before it).
+    resets: Vec<(u64, Option<KeyVal>)>,
+}
+
+impl Not {
+    pub(crate) fn new(opts: PairOpts) -> Not {
+        Not {
+            starts: Place::new(opts.key.clone(), opts.window),
+            opts,
+            resets: Vec::new(),
+        }
+    }
+
+    pub(crate) fn places(&self) -> &Place {
+        &self.starts
+    }
+
+    fn apply_resets(&mut self, cx: &mut Cx<'_>) {
+        if self.resets.first().is_none_or(|(c, _)| *c >= cx.cause) {
+            return;
+        }
+        for (cause, key) in std::mem::take(&mut self.resets) {
+            self.starts
+                .remove_where(&key, cx.budget, |x| x.cause < cause);
+        }
+    }
+
+    pub(crate) fn fire(&mut self, role: usize, y: &Token, cx: &mut Cx<'_>) {
+        self.apply_resets(cx);
+        let Some(key) = self.starts.key_of(y) else {
+            return;
+        };
+        match role {
+            START => {
+                if y.fits(self.opts.window) {
+                    self.starts.expire(&key, cx.now, cx.budget);
+                    self.starts.push(key, y.clone(), cx.budget);
+                }
+            }
+            ABSENT => self.resets.push((y.cause, key)),
+            _ => {
+                if !y.fits(self.opts.window) {
+                    return;
+                }
+                self.starts.expire(&key, cx.now, cx.budget);
+                let opts = &self.opts;
+                self.starts.with_bucket(&key, cx.budget, |bucket| {
+                    let binding = bind(opts.context, bucket, |x| eligible(opts, x, y));
+                    binding.fire(bucket, y, |t, _| cx.out.push(t));
+                    let removed = if binding != Binding::None && opts.context.consumes() {
+                        remove_positions(bucket, binding.positions())
+                    } else {
+                        0
+                    };
+                    ((), removed)
+                });
+            }
+        }
+    }
+}

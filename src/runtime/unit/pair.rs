@@ -1,0 +1,126 @@
+//! `Seq`, `And`, `Dist` and `Direction(from:)`: a terminator pairs with an initiator
+//! waiting in the other operand's place, under the context's binding rule.
+
+use super::super::bind::{bind, remove_positions, Binding};
+use super::super::place::Place;
+use super::super::token::{Extra, Token};
+use super::{eligible, Cx};
+use crate::event::Space;
+use crate::model::{PairKind, PairOpts};
+use crate::spatial::distance;
+
+/// A binary pairing component: places `a` (initiators from the first operand) and
+/// `b` (from the second, for the symmetric operators), one firing transition per
+/// terminating operand.
+#[derive(Clone, Debug)]
+pub(crate) struct Pair {
+    kind: PairKind,
+    opts: PairOpts,
+    /// Both operands are the same event: one place, every token is both x and y.
+    same: bool,
+    a: Place,
+    b: Place,
+}
+
+/// Which operand the terminator came from.
+#[derive(Clone, Copy, PartialEq)]
+enum Side {
+    A,
+    B,
+    Both,
+}
+
+impl Pair {
+    pub(crate) fn new(kind: PairKind, opts: PairOpts, same: bool) -> Pair {
+        let place = || Place::new(opts.key.clone(), opts.window);
+        Pair {
+            a: place(),
+            b: place(),
+            kind,
+            opts,
+            same,
+        }
+    }
+
+    pub(crate) fn places(&self) -> Vec<&Place> {
+        if self.same || self.kind == PairKind::Seq {
+            vec![&self.a]
+        } else {
+            vec![&self.a, &self.b]
+        }
+    }
+
+    pub(crate) fn fire(&mut self, role: usize, y: &Token, cx: &mut Cx<'_>) {
+        if !y.fits(self.opts.window) {
+            return;
+        }
+        let side = match (self.same, role) {
+            (true, 0) => Side::Both,
+            (true, _) => return, // the same token on the second arc: already handled
+            (false, 0) => Side::A,
+            (false, _) => Side::B,
+        };
+        let symmetric = self.kind != PairKind::Seq;
+        // Where y looks for initiators, and where y waits as one.
+        let (terminates_in, waits_in) = match (side, symmetric) {
+            (Side::Both, _) => (Some(true), Some(true)),
+            (Side::A, true) => (Some(false), Some(true)),
+            (Side::B, true) => (Some(true), Some(false)),
+            (Side::A, false) => (None, Some(true)),
+            (Side::B, false) => (Some(true), None),
+        };
+        let Some(key) = self.a.key_of(y) else { return };
+        let mut consumed = false;
+        if let Some(in_a) = terminates_in {
+            let place = if in_a { &mut self.a } else { &mut self.b };
+            place.expire(&key, cx.now, cx.budget);
+            let (kind, opts) = (&self.kind, &self.opts);
+            let space = cx.space;
+            let fired = place.with_bucket(&key, cx.budget, |bucket| {
+                let binding = bind(opts.context, bucket, |x| {
+                    eligible(opts, x, y) && condition(kind, space, side, x, y)
+                });
+                binding.fire(bucket, y, |mut t, x| {
+                    if let (PairKind::Dist { .. }, Some(x)) = (kind, x) {
+                        if let (Some(p), Some(q)) = (x.term.location, y.term.location) {
+                            t.extra = Extra::Distance(distance(space, p, q));
+                        }
+                    }
+                    cx.out.push(t);
+                });
+                let fired = binding != Binding::None;
+                let removed = if fired && opts.context.consumes() {
+                    remove_positions(bucket, binding.positions())
+                } else {
+                    0
+                };
+                (fired, removed)
+            });
+            consumed = fired.unwrap_or(false) && self.opts.context.consumes();
+        }
+        if let (Some(in_a), false) = (waits_in, consumed) {
+            let place = if in_a { &mut self.a } else { &mut self.b };
+            place.push(key, y.clone(), cx.budget);
+        }
+    }
+}
+
+/// The operator's own condition on the pair (x initiator, y terminator from `side`).
+fn condition(kind: &PairKind, space: Space, side: Side, x: &Token, y: &Token) -> bool {
+    match kind {
+        PairKind::Seq | PairKind::And => true,
+        PairKind::Dist { max } => match (x.term.location, y.term.location) {
+            (Some(p), Some(q)) => distance(space, p, q) <= *max,
+            _ => false,
+        },
+        PairKind::Direction { rels } => match (x.term.location, y.term.location) {
+            // `a` is `of`, `b` is `from`: the `of` location relative to the `from` one.
+            (Some(px), Some(py)) => match side {
+                Side::A => rels.holds_point(py, px),
+                Side::B => rels.holds_point(px, py),
+                Side::Both => rels.holds_point(py, px) || rels.holds_point(px, py),
+            },
+            _ => false,
+        },
+    }
+}

@@ -1,0 +1,54 @@
+//! Distances and bearings in a net's space: Euclidean for planar, geodesic (Karney) on WGS84.
+
+use geo::{Bearing, Distance, Euclidean, Geodesic, Point as GeoPoint};
+
+use crate::event::{Point, Space};
+
+/// The distance between two points: same unit as the coordinates for planar nets,
+/// metres along the WGS84 ellipsoid's geodesic for WGS84 nets.
+pub(crate) fn distance(space: Space, a: Point, b: Point) -> f64 {
+    match space {
+        Space::Planar => Euclidean.distance(GeoPoint(a), GeoPoint(b)),
+        Space::Wgs84 => Geodesic.distance(GeoPoint(a), GeoPoint(b)),
+    }
+}
+
+/// The bearing from `from` to `to` in degrees clockwise from north, in `[0, 360)`.
+pub(crate) fn bearing(space: Space, from: Point, to: Point) -> f64 {
+    let deg = match space {
+        Space::Planar => (to.x - from.x).atan2(to.y - from.y).to_degrees(),
+        Space::Wgs84 => Geodesic.bearing(GeoPoint(from), GeoPoint(to)),
+    };
+    deg.rem_euclid(360.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn planar_distance_and_bearing() {
+        let o = Point { x: 0.0, y: 0.0 };
+        assert_eq!(distance(Space::Planar, o, Point { x: 3.0, y: 4.0 }), 5.0);
+        assert_eq!(bearing(Space::Planar, o, Point { x: 0.0, y: 1.0 }), 0.0);
+        assert_eq!(bearing(Space::Planar, o, Point { x: 1.0, y: 0.0 }), 90.0);
+        assert_eq!(bearing(Space::Planar, o, Point { x: -1.0, y: 0.0 }), 270.0);
+    }
+
+    #[test]
+    fn wgs84_one_degree_of_latitude_at_equator() {
+        // 110,574.389 m per degree of latitude at the equator on WGS84.
+        let d = distance(
+            Space::Wgs84,
+            Point { x: 0.0, y: 0.0 },
+            Point { x: 0.0, y: 1.0 },
+        );
+        assert!((d - 110_574.389).abs() < 0.01, "{d}");
+        let b = bearing(
+            Space::Wgs84,
+            Point { x: 0.0, y: 0.0 },
+            Point { x: -1.0, y: 0.0 },
+        );
+        assert!((b - 270.0).abs() < 1e-9, "{b}");
+    }
+}

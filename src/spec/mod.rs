@@ -1,0 +1,241 @@
+//! What a net file says: serde types mirroring the RON syntax, before any checking.
+//!
+//! Nothing here is trusted: names are unresolved strings, durations are unparsed.
+//! [`crate::model`] turns a [`NetSpec`] into something the compiler may rely on.
+
+mod load;
+
+pub(crate) use load::{line_col, locate, parse};
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+
+use crate::event::Space;
+
+/// A whole net file: `Net(space: …, zones: {…}, events: {…}, outputs: […])`.
+#[derive(Debug, Deserialize)]
+#[serde(rename = "Net", deny_unknown_fields)]
+pub(crate) struct NetSpec {
+    #[serde(default)]
+    pub(crate) space: Space,
+    #[serde(default)]
+    pub(crate) zones: BTreeMap<String, ZoneSpec>,
+    pub(crate) events: BTreeMap<String, OpSpec>,
+    pub(crate) outputs: Vec<String>,
+}
+
+/// A coordinate pair `(x, y)` or `(lon, lat)`.
+pub(crate) type Xy = (f64, f64);
+
+/// A zone definition.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) enum ZoneSpec {
+    Polygon(Vec<Xy>),
+    Rect {
+        min: Xy,
+        max: Xy,
+    },
+    Circle {
+        center: Xy,
+        radius: f64,
+    },
+    Sector {
+        center: Xy,
+        radius: f64,
+        from_deg: f64,
+        to_deg: f64,
+    },
+    Line {
+        points: Vec<Xy>,
+        width: f64,
+    },
+}
+
+/// A duration: seconds, or text such as `"90s"`, `"10m"`, `"2h"`, `"3d"`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub(crate) enum DurationSpec {
+    Secs(f64),
+    Text(String),
+}
+
+/// A pairing context, after Snoop.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Deserialize)]
+pub(crate) enum ContextSpec {
+    #[default]
+    Recent,
+    Chronicle,
+    Continuous,
+    Cumulative,
+    Unrestricted,
+}
+
+/// A projection-based direction relation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Deserialize)]
+pub(crate) enum DirSpec {
+    N,
+    S,
+    E,
+    W,
+    NE,
+    NW,
+    SE,
+    SW,
+}
+
+/// `rel: NW` or `rel: [N, NE, NW]`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub(crate) enum RelSpec {
+    One(DirSpec),
+    Many(Vec<DirSpec>),
+}
+
+/// One entry of `events`: an operator with named fields.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) enum OpSpec {
+    Atomic {
+        #[serde(rename = "type")]
+        kind: String,
+        #[serde(default)]
+        when: Option<String>,
+    },
+    Within {
+        of: String,
+        zones: Vec<String>,
+    },
+    Or {
+        of: Vec<String>,
+    },
+    Seq {
+        of: Vec<String>,
+        #[serde(default)]
+        within: Option<DurationSpec>,
+        #[serde(default)]
+        key: Option<String>,
+        #[serde(default)]
+        distinct: Option<String>,
+        #[serde(default)]
+        context: ContextSpec,
+    },
+    And {
+        of: Vec<String>,
+        #[serde(default)]
+        within: Option<DurationSpec>,
+        #[serde(default)]
+        key: Option<String>,
+        #[serde(default)]
+        distinct: Option<String>,
+        #[serde(default)]
+        context: ContextSpec,
+    },
+    Any {
+        m: i64,
+        of: Vec<String>,
+        #[serde(default)]
+        within: Option<DurationSpec>,
+        #[serde(default)]
+        key: Option<String>,
+        #[serde(default)]
+        distinct: Option<String>,
+        #[serde(default)]
+        context: ContextSpec,
+    },
+    Not {
+        start: String,
+        absent: String,
+        end: String,
+        #[serde(default)]
+        within: Option<DurationSpec>,
+        #[serde(default)]
+        key: Option<String>,
+        #[serde(default)]
+        distinct: Option<String>,
+        #[serde(default)]
+        context: ContextSpec,
+    },
+    Dist {
+        a: String,
+        b: String,
+        max: f64,
+        #[serde(default)]
+        within: Option<DurationSpec>,
+        #[serde(default)]
+        key: Option<String>,
+        #[serde(default)]
+        distinct: Option<String>,
+        #[serde(default)]
+        context: ContextSpec,
+    },
+    Direction {
+        rel: RelSpec,
+        of: String,
+        #[serde(default)]
+        from: Option<String>,
+        #[serde(default, rename = "box")]
+        in_box: Option<String>,
+        #[serde(default)]
+        within: Option<DurationSpec>,
+        #[serde(default)]
+        key: Option<String>,
+        #[serde(default)]
+        distinct: Option<String>,
+        #[serde(default)]
+        context: ContextSpec,
+    },
+    Count {
+        of: String,
+        n: i64,
+        distance: f64,
+        window: DurationSpec,
+        #[serde(default)]
+        distinct: Option<String>,
+    },
+    A {
+        start: String,
+        e: String,
+        end: String,
+        #[serde(default)]
+        within: Option<DurationSpec>,
+        #[serde(default)]
+        key: Option<String>,
+    },
+    AStar {
+        start: String,
+        e: String,
+        end: String,
+        #[serde(default)]
+        within: Option<DurationSpec>,
+        #[serde(default)]
+        key: Option<String>,
+    },
+    P {
+        start: String,
+        period: DurationSpec,
+        end: String,
+        #[serde(default)]
+        within: Option<DurationSpec>,
+        #[serde(default)]
+        key: Option<String>,
+    },
+    PStar {
+        start: String,
+        period: DurationSpec,
+        end: String,
+        #[serde(default)]
+        within: Option<DurationSpec>,
+        #[serde(default)]
+        key: Option<String>,
+    },
+    Times {
+        k: i64,
+        of: String,
+        #[serde(default)]
+        within: Option<DurationSpec>,
+        #[serde(default)]
+        key: Option<String>,
+    },
+}
