@@ -229,8 +229,8 @@ impl Op {
     #[inline]
     fn str(self, a: &str, b: &str) -> bool {
         match self {
-            Op::Eq => a == b,
-            Op::Ne => a != b,
+            Op::Eq => same(a, b),
+            Op::Ne => !same(a, b),
             _ => self.ord(a.as_bytes().cmp(b.as_bytes())),
         }
     }
@@ -272,10 +272,12 @@ impl Cmp {
     fn eval(&self, e: &Event) -> bool {
         let op = self.op;
         match &self.test {
-            Test::AttrNum(name, v) => matches!(e.attr(name), Some(Value::Num(a)) if op.num(*a, *v)),
-            Test::AttrStr(name, v) => matches!(e.attr(name), Some(Value::Str(a)) if op.str(a, v)),
+            Test::AttrNum(name, v) => {
+                matches!(attr(e, name), Some(Value::Num(a)) if op.num(*a, *v))
+            }
+            Test::AttrStr(name, v) => matches!(attr(e, name), Some(Value::Str(a)) if op.str(a, v)),
             Test::AttrBool(name, v) => {
-                matches!(e.attr(name), Some(Value::Bool(a)) if (a == v) == (op == Op::Eq))
+                matches!(attr(e, name), Some(Value::Bool(a)) if (a == v) == (op == Op::Eq))
             }
             Test::IdNum { value, int } => match (&e.id, int) {
                 (Id::Int(a), Some(b)) => op.ord(i128::from(*a).cmp(b)),
@@ -308,6 +310,26 @@ impl Cmp {
             Test::X(v) => write!(f, "({xn} {op} {})", Num(*v)),
             Test::Y(v) => write!(f, "({yn} {op} {})", Num(*v)),
         }
+    }
+}
+
+/// The value of attribute `name` of `e`, like [`Event::attr`] but quicker for the
+/// short names attributes usually have.
+#[inline]
+fn attr<'e>(e: &'e Event, name: &str) -> Option<&'e Value> {
+    e.attrs.iter().find(|(k, _)| same(k, name)).map(|(_, v)| v)
+}
+
+/// String equality, inlined for short strings rather than calling `memcmp`.
+#[inline]
+fn same(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        false
+    } else if a.len() <= 16 {
+        a.iter().zip(b).all(|(x, y)| x == y)
+    } else {
+        a == b
     }
 }
 

@@ -1,0 +1,71 @@
+//! Golden tests as data: each `tests/data/<case>/` holds `net.ron`, `events.jsonl`
+//! and the hand-checked `expected.jsonl`. `UPDATE_EXPECT=1 cargo test --test golden`
+//! rewrites the expectations, which a person then reads and checks.
+
+use std::fs;
+use std::path::Path;
+
+use ccpn::io::read::{is_blank, LineParser};
+use ccpn::io::write::JsonLines;
+use ccpn::{Detector, Net};
+
+fn run_case(dir: &Path) -> String {
+    let net =
+        Net::from_file(dir.join("net.ron")).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+    let parser = LineParser::json(net.space());
+    let writer = JsonLines::new(net.space());
+    let mut detector = Detector::new(&net);
+    let mut out = Vec::new();
+    let events = fs::read_to_string(dir.join("events.jsonl")).expect("events.jsonl");
+    for (i, line) in events.lines().enumerate() {
+        if is_blank(line.as_bytes()) || line.trim_start().starts_with("//") {
+            continue;
+        }
+        let ev = parser
+            .parse(line.as_bytes())
+            .unwrap_or_else(|e| panic!("{}:{}: {e}", dir.display(), i + 1));
+        for d in detector.push(ev).expect("events in time order") {
+            writer.write(&mut out, &d).expect("write");
+        }
+    }
+    for d in detector.finish() {
+        writer.write(&mut out, &d).expect("write");
+    }
+    String::from_utf8(out).expect("utf-8")
+}
+
+#[test]
+fn golden_cases() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data");
+    let update = std::env::var_os("UPDATE_EXPECT").is_some();
+    let mut dirs: Vec<_> = fs::read_dir(&root)
+        .expect("tests/data")
+        .map(|e| e.expect("entry").path())
+        .collect();
+    dirs.sort();
+    let mut failures = Vec::new();
+    let mut ran = 0;
+    for dir in dirs.iter().filter(|d| d.join("net.ron").exists()) {
+        ran += 1;
+        let got = run_case(dir);
+        let expected_path = dir.join("expected.jsonl");
+        if update {
+            fs::write(&expected_path, &got).expect("write expected");
+            continue;
+        }
+        let expected = fs::read_to_string(&expected_path).unwrap_or_default();
+        if got != expected {
+            failures.push(format!(
+                "== {}\n-- expected\n{expected}-- got\n{got}",
+                dir.display()
+            ));
+        }
+    }
+    assert!(ran >= 10, "only {ran} golden cases found");
+    assert!(
+        failures.is_empty(),
+        "{} golden case(s) differ:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
