@@ -58,7 +58,7 @@ impl JsonLines {
         }
         m.serialize_entry("ids", &Ids(d))?;
         m.serialize_entry("seq", &d.seq)?;
-        match (&d.time_text, d.members.first()) {
+        match (&d.time_text, d.members().next()) {
             (Some(_), Some(first)) if first.time == d.start && first.time_text.is_some() => {
                 m.serialize_entry("start", first.time_text.as_deref().unwrap_or_default())?
             }

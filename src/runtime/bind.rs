@@ -9,6 +9,8 @@ use crate::model::Context;
 pub(crate) enum Binding {
     /// Nothing eligible.
     None,
+    /// One firing with one initiator.
+    One([usize; 1]),
     /// One firing per listed initiator.
     Each(Vec<usize>),
     /// One firing with all listed initiators merged.
@@ -26,11 +28,11 @@ pub(crate) fn bind(
 ) -> Binding {
     match ctx {
         Context::Recent => match bucket.iter().rposition(eligible) {
-            Some(i) => Binding::Each(vec![i]),
+            Some(i) => Binding::One([i]),
             None => Binding::None,
         },
         Context::Chronicle => match bucket.iter().position(eligible) {
-            Some(i) => Binding::Each(vec![i]),
+            Some(i) => Binding::One([i]),
             None => Binding::None,
         },
         Context::Continuous | Context::Unrestricted | Context::Cumulative => {
@@ -53,6 +55,7 @@ impl Binding {
     pub(crate) fn positions(&self) -> &[usize] {
         match self {
             Binding::None => &[],
+            Binding::One(v) => v,
             Binding::Each(v) | Binding::Merged(v) => v,
         }
     }
@@ -67,6 +70,7 @@ impl Binding {
     ) {
         match self {
             Binding::None => {}
+            Binding::One([i]) => emit(Token::merge(&[&bucket[*i]], y), Some(&bucket[*i])),
             Binding::Each(v) => {
                 for &i in v {
                     emit(Token::merge(&[&bucket[i]], y), Some(&bucket[i]));

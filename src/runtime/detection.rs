@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use super::token::Token;
+use super::token::{Member, Token};
 use crate::event::{Event, Id, Point, Timestamp};
 
 /// What an operator adds to a detection beyond time, place and constituents.
@@ -36,7 +36,7 @@ pub struct Detection {
     /// The terminator's location.
     pub location: Option<Point>,
     /// The atomic events that make up the occurrence, ordered by time then input order.
-    pub members: Vec<Arc<Event>>,
+    members: Arc<[Member]>,
     /// Operator-specific facts.
     pub detail: Detail,
 }
@@ -55,14 +55,19 @@ impl Detection {
             time_text,
             start: tok.start,
             location: tok.term.location,
-            members: tok.members.iter().map(|m| m.event.clone()).collect(),
+            members: tok.members.clone(),
             detail: tok.extra.clone(),
         }
     }
 
+    /// The atomic events that make up the occurrence, ordered by time then input order.
+    pub fn members(&self) -> impl ExactSizeIterator<Item = &Event> {
+        self.members.iter().map(|m| &*m.event)
+    }
+
     /// The ids of the constituents, ordered by time then input order.
-    pub fn ids(&self) -> impl Iterator<Item = &Id> {
-        self.members.iter().map(|e| &e.id)
+    pub fn ids(&self) -> impl ExactSizeIterator<Item = &Id> {
+        self.members.iter().map(|m| &m.event.id)
     }
 }
 

@@ -1,6 +1,8 @@
 //! The [`Detector`]: pushes atomic events through a compiled net, in event time,
 //! and returns the detections each one causes.
 
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 use std::sync::Arc;
 
 use super::detection::Detection;
@@ -98,7 +100,7 @@ pub struct Detector {
     /// Per unit: tokens that arrived this step, with their input arc.
     inbox: Vec<Vec<(usize, Token)>>,
     /// Units with a non-empty inbox, as a min-heap of their (topological) index.
-    dirty: std::collections::BinaryHeap<std::cmp::Reverse<usize>>,
+    dirty: BinaryHeap<Reverse<usize>>,
     produced: Vec<Token>,
     /// Detections of the current step.
     emitted: Vec<Detection>,
@@ -125,7 +127,7 @@ impl Detector {
             seq: 0,
             processed: 0,
             inbox: vec![Vec::new(); n],
-            dirty: std::collections::BinaryHeap::new(),
+            dirty: BinaryHeap::new(),
             produced: Vec::new(),
             emitted: Vec::new(),
             net,
@@ -170,13 +172,12 @@ impl Detector {
         self.now = event.time;
         self.processed += 1;
         let step = self.next_step();
-        let net = self.net.clone();
-        let Some(atomics) = net.program.by_type.get(&*event.kind) else {
+        let Some(atomics) = self.net.program.by_type.get(&*event.kind) else {
             return Ok(());
         };
         let tok = Token::atomic(step, Arc::new(event));
         for &id in atomics {
-            self.deliver(id, 0, tok.clone());
+            deliver(&mut self.inbox, &mut self.dirty, id, 0, tok.clone());
         }
         self.run_step(step, out);
         Ok(())
@@ -230,54 +231,41 @@ impl Detector {
         }
     }
 
-    fn deliver(&mut self, unit: usize, role: usize, tok: Token) {
-        if self.inbox[unit].is_empty() {
-            self.dirty.push(std::cmp::Reverse(unit));
-        }
-        self.inbox[unit].push((role, tok));
-    }
-
     /// Runs `f` on unit `id` and fans its new tokens out along the connection transitions.
     fn fire(&mut self, id: usize, step: u64, f: impl FnOnce(&mut Unit, &mut Cx<'_>)) {
-        let net = self.net.clone();
-        let mut produced = std::mem::take(&mut self.produced);
-        {
-            let mut cx = Cx {
-                now: self.now,
-                cause: step,
-                space: net.model.space,
-                zones: &net.model.zones,
-                budget: &mut self.budget,
-                timers: &mut self.timers,
-                unit: id,
-                out: &mut produced,
-            };
-            f(&mut self.units[id], &mut cx);
-        }
+        let Detector { net, units, timers, budget, now, serial, seq, inbox, dirty, produced, emitted, .. } = self;
+        let mut cx = Cx {
+            now: *now,
+            cause: step,
+            space: net.model.space,
+            zones: &net.model.zones,
+            budget,
+            timers,
+            unit: id,
+            out: produced,
+        };
+        f(&mut units[id], &mut cx);
+        let program = &net.program;
         for mut tok in produced.drain(..) {
-            self.serial += 1;
-            tok.serial = self.serial;
+            *serial += 1;
+            tok.serial = *serial;
             tok.cause = step;
-            for name in &net.program.outputs[id] {
-                self.emitted
-                    .push(Detection::from_token(name.clone(), self.seq, &tok));
-                self.seq += 1;
+            for name in &program.outputs[id] {
+                emitted.push(Detection::from_token(name.clone(), *seq, &tok));
+                *seq += 1;
             }
-            let consumers = &net.program.consumers[id];
-            for (i, &(c, role)) in consumers.iter().enumerate() {
-                if i + 1 == consumers.len() {
-                    self.deliver(c, role, tok);
-                    break;
+            if let Some(((last, last_role), rest)) = program.consumers[id].split_last() {
+                for &(c, role) in rest {
+                    deliver(inbox, dirty, c, role, tok.clone());
                 }
-                self.deliver(c, role, tok.clone());
+                deliver(inbox, dirty, *last, *last_role, tok);
             }
         }
-        self.produced = produced;
     }
 
     /// Fires every unit that received tokens in this step, in topological order.
     fn run_step(&mut self, step: u64, out: &mut Vec<Detection>) {
-        while let Some(std::cmp::Reverse(id)) = self.dirty.pop() {
+        while let Some(Reverse(id)) = self.dirty.pop() {
             let mut inbox = std::mem::take(&mut self.inbox[id]);
             inbox.sort_by_key(|(role, _)| *role);
             for (role, tok) in inbox.drain(..) {
@@ -290,4 +278,12 @@ impl Detector {
         }
         out.append(&mut self.emitted);
     }
+}
+
+/// Puts `tok` in the input place `role` of unit `unit`, marking the unit to fire.
+fn deliver(inbox: &mut [Vec<(usize, Token)>], dirty: &mut BinaryHeap<Reverse<usize>>, unit: usize, role: usize, tok: Token) {
+    if inbox[unit].is_empty() {
+        dirty.push(Reverse(unit));
+    }
+    inbox[unit].push((role, tok));
 }

@@ -161,23 +161,38 @@ impl Place {
         budget.live -= removed;
     }
 
-    /// Drops tokens that can no longer fit the window of any occurrence ending at
-    /// `now` or later. Cheap at the front of `k`'s bucket on every call; a sweep of
-    /// all buckets every half window keeps keys that went quiet from holding memory.
-    pub(crate) fn expire(&mut self, k: &Option<KeyVal>, now: Timestamp, budget: &mut Budget) {
-        let Some(w) = self.window else { return };
+    /// Like [`Place::with_bucket`], after dropping the tokens of the bucket that can no
+    /// longer fit the window of any occurrence ending at `now` or later (cheap: from
+    /// the front). A sweep of all buckets once per window (at least a second) keeps
+    /// keys that went quiet from holding memory for more than two windows.
+    pub(crate) fn with_live_bucket<R>(
+        &mut self,
+        k: &Option<KeyVal>,
+        now: Timestamp,
+        budget: &mut Budget,
+        f: impl FnOnce(&mut Bucket) -> (R, usize),
+    ) -> Option<R> {
+        let Some(w) = self.window else { return self.with_bucket(k, budget, f) };
         let horizon = now.saturating_add(-w);
+        if now >= self.next_sweep {
+            self.next_sweep = now.saturating_add(w.max(1_000_000));
+            self.remove_all_where(budget, |t| t.start < horizon);
+        }
         self.with_bucket(k, budget, |b| {
             let before = b.len();
             while b.front().is_some_and(|t| t.start < horizon) {
                 b.pop_front();
             }
-            ((), before - b.len())
-        });
-        if now >= self.next_sweep {
-            self.next_sweep = now.saturating_add((w / 2).max(1_000_000));
-            self.remove_all_where(budget, |t| t.start < horizon);
-        }
+            let expired = before - b.len();
+            let (r, removed) = f(b);
+            (r, expired + removed)
+        })
+    }
+
+    /// Drops the tokens that can no longer fit a window ending at `now` (see
+    /// [`Place::with_live_bucket`]).
+    pub(crate) fn expire(&mut self, k: &Option<KeyVal>, now: Timestamp, budget: &mut Budget) {
+        self.with_live_bucket(k, now, budget, |_| ((), 0));
     }
 
     /// Every token held (for snapshots of the marking and tests).

@@ -65,29 +65,29 @@ impl Token {
 
     /// The occurrence made of `xs` and the terminator `y`, located at `y`.
     pub(crate) fn merge(xs: &[&Token], y: &Token) -> Token {
-        let mut start = y.start;
-        let mut n = y.members.len();
-        for x in xs {
-            start = start.min(x.start);
-            n += x.members.len();
-        }
-        let mut members: Vec<Member> = Vec::with_capacity(n);
-        members.extend(y.members.iter().cloned());
-        for x in xs {
-            members.extend(x.members.iter().cloned());
-        }
-        members.sort_by_key(|m| m.seq);
-        members.dedup_by_key(|m| m.seq);
-        Token {
-            start,
-            end: y.end,
-            cause: y.cause,
-            serial: 0,
-            term: y.term.clone(),
-            members: members.into(),
-            extra: Extra::None,
-        }
+        let start = xs.iter().map(|x| x.start).fold(y.start, Timestamp::min);
+        let members = match xs {
+            [] => y.members.clone(),
+            _ => SCRATCH.with_borrow_mut(|scratch| {
+                scratch.clear();
+                scratch.extend(y.members.iter().cloned());
+                for x in xs {
+                    scratch.extend(x.members.iter().cloned());
+                }
+                scratch.sort_by_key(|m| m.seq);
+                scratch.dedup_by_key(|m| m.seq);
+                let members = Arc::from(&scratch[..]);
+                scratch.clear();
+                members
+            }),
+        };
+        Token { start, end: y.end, cause: y.cause, serial: 0, term: y.term.clone(), members, extra: Extra::None }
     }
+}
+
+thread_local! {
+    /// Reused buffer for merging constituents: one allocation per merged token.
+    static SCRATCH: std::cell::RefCell<Vec<Member>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
 /// An attribute value usable as a hash key (for `key:` and `distinct:`).

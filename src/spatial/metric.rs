@@ -13,6 +13,17 @@ pub(crate) fn distance(space: Space, a: Point, b: Point) -> f64 {
     }
 }
 
+/// Is `b` within `max` of `a`? Planar nets compare squared distances (no square root).
+pub(crate) fn within_distance(space: Space, a: Point, b: Point, max: f64) -> bool {
+    match space {
+        Space::Planar => {
+            let (dx, dy) = (a.x - b.x, a.y - b.y);
+            dx * dx + dy * dy <= max * max
+        }
+        Space::Wgs84 => distance(space, a, b) <= max,
+    }
+}
+
 /// The bearing from `from` to `to` in degrees clockwise from north, in `[0, 360)`.
 pub(crate) fn bearing(space: Space, from: Point, to: Point) -> f64 {
     let deg = match space {

@@ -8,5 +8,5 @@ mod metric;
 mod zone;
 
 pub(crate) use direction::{Dir, RelSet};
-pub(crate) use metric::distance;
+pub(crate) use metric::{distance, within_distance};
 pub(crate) use zone::{Shape, Zone};

@@ -6,7 +6,7 @@ use geo::{
     BoundingRect, Distance, Euclidean, Intersects, LineString, Point as GeoPoint, Polygon, Rect,
 };
 
-use super::metric::{bearing, distance};
+use super::metric::{bearing, within_distance};
 use crate::event::{Point, Space};
 
 /// The geometry of a zone. Boundaries count as inside.
@@ -53,14 +53,14 @@ impl Zone {
                 let (lo, hi) = (r.min(), r.max());
                 lo.x <= p.x && p.x <= hi.x && lo.y <= p.y && p.y <= hi.y
             }
-            Shape::Circle { center, radius } => distance(space, *center, p) <= *radius,
+            Shape::Circle { center, radius } => within_distance(space, *center, p, *radius),
             Shape::Sector {
                 center,
                 radius,
                 from_deg,
                 to_deg,
             } => {
-                if distance(space, *center, p) > *radius {
+                if !within_distance(space, *center, p, *radius) {
                     return false;
                 }
                 if *center == p {

@@ -63,9 +63,8 @@ impl Not {
                 if !y.fits(self.opts.window) {
                     return;
                 }
-                self.starts.expire(&key, cx.now, cx.budget);
                 let opts = &self.opts;
-                self.starts.with_bucket(&key, cx.budget, |bucket| {
+                self.starts.with_live_bucket(&key, cx.now, cx.budget, |bucket| {
                     let binding = bind(opts.context, bucket, |x| eligible(opts, x, y));
                     binding.fire(bucket, y, |t, _| cx.out.push(t));
                     let removed = if binding != Binding::None && opts.context.consumes() {

@@ -7,7 +7,7 @@ use super::super::token::{Extra, Token};
 use super::{eligible, Cx};
 use crate::event::Space;
 use crate::model::{PairKind, PairOpts};
-use crate::spatial::distance;
+use crate::spatial::{distance, within_distance};
 
 /// A binary pairing component: places `a` (initiators from the first operand) and
 /// `b` (from the second, for the symmetric operators), one firing transition per
@@ -73,10 +73,9 @@ impl Pair {
         let mut consumed = false;
         if let Some(in_a) = terminates_in {
             let place = if in_a { &mut self.a } else { &mut self.b };
-            place.expire(&key, cx.now, cx.budget);
             let (kind, opts) = (&self.kind, &self.opts);
             let space = cx.space;
-            let fired = place.with_bucket(&key, cx.budget, |bucket| {
+            let fired = place.with_live_bucket(&key, cx.now, cx.budget, |bucket| {
                 let binding = bind(opts.context, bucket, |x| {
                     eligible(opts, x, y) && condition(kind, space, side, x, y)
                 });
@@ -110,7 +109,7 @@ fn condition(kind: &PairKind, space: Space, side: Side, x: &Token, y: &Token) ->
     match kind {
         PairKind::Seq | PairKind::And => true,
         PairKind::Dist { max } => match (x.term.location, y.term.location) {
-            (Some(p), Some(q)) => distance(space, p, q) <= *max,
+            (Some(p), Some(q)) => within_distance(space, p, q, *max),
             _ => false,
         },
         PairKind::Direction { rels } => match (x.term.location, y.term.location) {

@@ -1,0 +1,510 @@
+#![allow(unreachable_pub, missing_docs)]
+
+//! Property tests: ccpn's `Detector` against the brute-force reference in
+//! `tests/reference/`, on random nets and streams, plus hand-checked unit tests of
+//! the reference itself.
+
+mod reference;
+
+use ccpn::{Detail, Detector, DetectorOptions, Event, Timestamp, Value};
+use proptest::prelude::*;
+use proptest::test_runner::TestCaseError;
+
+use reference::gen::{self, EvSpec, Family};
+use reference::{show_outputs, CmpOp, Ctx, Det, Ev, Net, Op, Opts, Output, Reference, Rel, Val, When, Zone};
+
+// ---------------------------------------------------------------------------
+// Running ccpn
+// ---------------------------------------------------------------------------
+
+fn to_event(e: &Ev) -> Event {
+    let t = Timestamp::from_secs_f64(e.time as f64).expect("time in range");
+    let mut ev = Event::new(e.id, &e.ty, t);
+    if let Some((x, y)) = e.loc {
+        ev = ev.at(x, y);
+    }
+    for (k, v) in &e.attrs {
+        let v = match v {
+            Val::Num(n) => Value::Num(*n),
+            Val::Str(s) => Value::Str(s.as_str().into()),
+            Val::Bool(b) => Value::Bool(*b),
+        };
+        ev = ev.with(k, v);
+    }
+    ev
+}
+
+/// Runs ccpn on the net's RON text and the events, then `finish()`.
+fn run_ccpn(net: &Net, events: &[Ev]) -> Result<Output, String> {
+    let ron = net.to_ron();
+    let compiled = ccpn::Net::from_ron("prop.ron", &ron).map_err(|e| format!("net rejected: {e}"))?;
+    let mut det = Detector::with_options(
+        &compiled,
+        DetectorOptions {
+            max_tokens: usize::MAX,
+        },
+    );
+    let mut all = Vec::new();
+    for e in events {
+        all.extend(det.push(to_event(e)).map_err(|e| format!("push failed: {e}"))?);
+    }
+    all.extend(det.finish());
+    let mut out: Output = net.outputs.iter().map(|n| (n.clone(), Vec::new())).collect();
+    for d in all {
+        let ids = d
+            .ids()
+            .map(|id| match id {
+                ccpn::Id::Int(i) => *i,
+                other => panic!("unexpected id {other:?}"),
+            })
+            .collect();
+        let ticks = match d.detail {
+            Detail::Ticks(n) => Some(n),
+            _ => None,
+        };
+        out.entry(d.event.to_string()).or_default().push(Det {
+            time: d.time.as_secs_f64(),
+            ids,
+            ticks,
+        });
+    }
+    Ok(out)
+}
+
+fn show_events(events: &[Ev]) -> String {
+    let mut s = String::new();
+    for e in events {
+        s.push_str(&format!("  id={} type={} t={}", e.id, e.ty, e.time));
+        if let Some((x, y)) = e.loc {
+            s.push_str(&format!(" at=({x},{y})"));
+        }
+        for (k, v) in &e.attrs {
+            let v = match v {
+                Val::Num(n) => format!("{n}"),
+                Val::Str(t) => format!("{t:?}"),
+                Val::Bool(b) => format!("{b}"),
+            };
+            s.push_str(&format!(" {k}={v}"));
+        }
+        s.push('\n');
+    }
+    s
+}
+
+/// Compares ccpn with the reference on one net and stream.
+fn compare(net: &Net, events: &[Ev]) -> Result<(), String> {
+    let expected = Reference::run(net, events);
+    let got = match run_ccpn(net, events) {
+        Ok(g) => g,
+        Err(e) => {
+            return Err(format!(
+                "{e}\n--- net ---\n{}--- events ---\n{}",
+                net.to_ron(),
+                show_events(events)
+            ))
+        }
+    };
+    if expected == got {
+        return Ok(());
+    }
+    let differ: Vec<&String> = expected
+        .keys()
+        .chain(got.keys())
+        .filter(|k| expected.get(*k) != got.get(*k))
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    Err(format!(
+        "ccpn and the reference disagree on {differ:?}\n--- net ---\n{}--- events ---\n{}--- reference ---\n{}--- ccpn ---\n{}",
+        net.to_ron(),
+        show_events(events),
+        show_outputs(&expected),
+        show_outputs(&got)
+    ))
+}
+
+fn check(family: Family, choices: &[u32], specs: &[EvSpec]) -> Result<(), TestCaseError> {
+    let net = gen::gen_net(choices, family);
+    let events = gen::events(specs, gen::n_types(&net));
+    compare(&net, &events).map_err(TestCaseError::fail)
+}
+
+fn config() -> ProptestConfig {
+    ProptestConfig {
+        cases: 256,
+        failure_persistence: None,
+        max_shrink_iters: 4096,
+        ..ProptestConfig::default()
+    }
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    /// Seq, And (2 and 3 operands), Dist, Direction: windows, keys, distinct, all contexts.
+    #[test]
+    fn pairing_matches_reference(
+        choices in prop::collection::vec(any::<u32>(), 120),
+        specs in gen::ev_specs(60),
+    ) {
+        check(Family::Pairing, &choices, &specs)?;
+    }
+
+    /// Not, with all contexts.
+    #[test]
+    fn not_matches_reference(
+        choices in prop::collection::vec(any::<u32>(), 120),
+        specs in gen::ev_specs(60),
+    ) {
+        check(Family::Not, &choices, &specs)?;
+    }
+
+    /// Any (m of n), Recent / Chronicle / Cumulative.
+    #[test]
+    fn any_matches_reference(
+        choices in prop::collection::vec(any::<u32>(), 120),
+        specs in gen::ev_specs(60),
+    ) {
+        check(Family::Any, &choices, &specs)?;
+    }
+
+    /// A, AStar, P, PStar, Times.
+    #[test]
+    fn intervals_match_reference(
+        choices in prop::collection::vec(any::<u32>(), 120),
+        specs in gen::ev_specs(60),
+    ) {
+        check(Family::Interval, &choices, &specs)?;
+    }
+
+    /// Every operator, nested.
+    #[test]
+    fn mixed_nets_match_reference(
+        choices in prop::collection::vec(any::<u32>(), 120),
+        specs in gen::ev_specs(60),
+    ) {
+        check(Family::Mixed, &choices, &specs)?;
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Hand-checked unit tests of the reference
+// ---------------------------------------------------------------------------
+
+fn atomic(ty: &str) -> Op {
+    Op::Atomic {
+        ty: ty.into(),
+        when: None,
+    }
+}
+
+fn net(events: Vec<(&str, Op)>, outputs: &[&str]) -> Net {
+    Net {
+        events: events.into_iter().map(|(n, o)| (n.to_owned(), o)).collect(),
+        outputs: outputs.iter().map(|s| s.to_string()).collect(),
+        ..Net::default()
+    }
+}
+
+fn ab() -> Vec<(&'static str, Op)> {
+    vec![("a", atomic("A")), ("b", atomic("B")), ("c", atomic("C"))]
+}
+
+/// Events from (type, time); ids are 1, 2, 3… in order.
+fn evs(v: &[(&str, i64)]) -> Vec<Ev> {
+    v.iter().enumerate().map(|(i, (ty, t))| Ev::new(i as i64 + 1, ty, *t)).collect()
+}
+
+/// The (time, ids) of one output.
+fn dets(out: &Output, name: &str) -> Vec<(f64, Vec<i64>)> {
+    out[name].iter().map(|d| (d.time, d.ids.clone())).collect()
+}
+
+fn with(mut base: Vec<(&'static str, Op)>, name: &'static str, op: Op) -> Net {
+    base.push((name, op));
+    net(base, &[name])
+}
+
+fn seq(ctx: Ctx) -> Op {
+    Op::Seq {
+        of: vec!["a".into(), "b".into()],
+        opts: Opts::plain().ctx(ctx),
+    }
+}
+
+#[test]
+fn reference_seq_contexts() {
+    let stream = evs(&[("A", 1), ("A", 2), ("B", 3), ("B", 4)]);
+    let run = |ctx| dets(&Reference::run(&with(ab(), "s", seq(ctx)), &stream), "s");
+    assert_eq!(run(Ctx::Recent), vec![(3.0, vec![2, 3]), (4.0, vec![2, 4])]);
+    assert_eq!(run(Ctx::Chronicle), vec![(3.0, vec![1, 3]), (4.0, vec![2, 4])]);
+    assert_eq!(run(Ctx::Continuous), vec![(3.0, vec![1, 3]), (3.0, vec![2, 3])]);
+    assert_eq!(run(Ctx::Cumulative), vec![(3.0, vec![1, 2, 3])]);
+    assert_eq!(
+        run(Ctx::Unrestricted),
+        vec![(3.0, vec![1, 3]), (3.0, vec![2, 3]), (4.0, vec![1, 4]), (4.0, vec![2, 4])]
+    );
+}
+
+#[test]
+fn reference_seq_window_key_distinct() {
+    let s = |opts: Opts| {
+        with(
+            ab(),
+            "s",
+            Op::Seq {
+                of: vec!["a".into(), "b".into()],
+                opts,
+            },
+        )
+    };
+    let stream = vec![
+        Ev::new(1, "A", 0).with("ship", Val::Str("s0".into())),
+        Ev::new(2, "A", 3).with("ship", Val::Str("s1".into())),
+        Ev::new(3, "B", 5).with("ship", Val::Str("s0".into())),
+        Ev::new(4, "B", 6),
+    ];
+    // Window 5: B@5 reaches A@0 (5 - 0 <= 5) but Recent takes A@3.
+    assert_eq!(dets(&Reference::run(&s(Opts::within(5)), &stream), "s"), vec![(5.0, vec![2, 3]), (6.0, vec![2, 4])]);
+    // Window 2: only A@3 is close enough to B@5 (2) and B@6 (3 > 2: no).
+    assert_eq!(dets(&Reference::run(&s(Opts::within(2)), &stream), "s"), vec![(5.0, vec![2, 3])]);
+    // Key: B@5 (s0) pairs with A@0 (s0); B@6 has no ship.
+    assert_eq!(dets(&Reference::run(&s(Opts::plain().key("ship")), &stream), "s"), vec![(5.0, vec![1, 3])]);
+    // Distinct: B@5 (s0) pairs with A@3 (s1).
+    assert_eq!(dets(&Reference::run(&s(Opts::plain().distinct("ship")), &stream), "s"), vec![(5.0, vec![2, 3])]);
+}
+
+#[test]
+fn reference_same_event_never_pairs() {
+    let mut n = ab();
+    n.push(("both", Op::And { of: vec!["a".into(), "a2".into()], opts: Opts::plain() }));
+    n.push((
+        "a2",
+        Op::Atomic {
+            ty: "A".into(),
+            when: Some(When::Cmp("speed".into(), CmpOp::Gt, Val::Num(1.0))),
+        },
+    ));
+    let n = net(n, &["both"]);
+    let fast = |id, t| Ev::new(id, "A", t).with("speed", Val::Num(5.0));
+    // One event in both operands: no pair. A second one pairs both ways (Recent).
+    assert_eq!(dets(&Reference::run(&n, &[fast(1, 0)]), "both"), vec![]);
+    assert_eq!(
+        dets(&Reference::run(&n, &[fast(1, 0), fast(2, 1)]), "both"),
+        vec![(1.0, vec![1, 2]), (1.0, vec![1, 2])]
+    );
+}
+
+#[test]
+fn reference_and_same_operand_chronicle() {
+    // And(a, a) in Chronicle: 1 and 2 pair, then 3 waits, 4 pairs with 3.
+    let n = with(ab(), "aa", Op::And { of: vec!["a".into(), "a".into()], opts: Opts::plain().ctx(Ctx::Chronicle) });
+    let out = Reference::run(&n, &evs(&[("A", 1), ("A", 2), ("A", 3), ("A", 4)]));
+    assert_eq!(dets(&out, "aa"), vec![(2.0, vec![1, 2]), (4.0, vec![3, 4])]);
+}
+
+#[test]
+fn reference_and3_nests_left() {
+    let n = with(
+        ab(),
+        "abc",
+        Op::And {
+            of: vec!["a".into(), "b".into(), "c".into()],
+            opts: Opts::within(4),
+        },
+    );
+    // C@5 with And(a, b)@3 = {A@0, B@3}: 5 - 0 > 4, no. With {B@3, A@4} (fired at 4): yes.
+    let out = Reference::run(&n, &evs(&[("A", 0), ("B", 3), ("A", 4), ("C", 5)]));
+    assert_eq!(dets(&out, "abc"), vec![(5.0, vec![2, 3, 4])]);
+}
+
+#[test]
+fn reference_not() {
+    let n = with(
+        ab(),
+        "q",
+        Op::Not { start: "a".into(), absent: "b".into(), end: "c".into(), opts: Opts::plain() },
+    );
+    let out = Reference::run(&n, &evs(&[("A", 1), ("B", 2), ("C", 3), ("A", 4), ("C", 5)]));
+    assert_eq!(dets(&out, "q"), vec![(5.0, vec![4, 5])]);
+    // An absent in the same step as the start or the end does not count.
+    let n = with(
+        ab(),
+        "q",
+        Op::Not { start: "a".into(), absent: "o".into(), end: "c".into(), opts: Opts::plain() },
+    );
+    let mut n = n;
+    n.events.insert("o".into(), Op::Or { of: vec!["a".into(), "c".into()] });
+    let out = Reference::run(&n, &evs(&[("A", 1), ("C", 2), ("C", 3)]));
+    assert_eq!(dets(&out, "q"), vec![(2.0, vec![1, 2])]);
+}
+
+#[test]
+fn reference_any() {
+    let any = |m, ctx| {
+        with(
+            ab(),
+            "any",
+            Op::Any { m, of: vec!["a".into(), "b".into(), "c".into()], opts: Opts::within(5).ctx(ctx) },
+        )
+    };
+    let stream = evs(&[("A", 0), ("B", 1), ("A", 2), ("C", 3), ("C", 9)]);
+    assert_eq!(
+        dets(&Reference::run(&any(2, Ctx::Recent), &stream), "any"),
+        vec![(1.0, vec![1, 2]), (2.0, vec![2, 3]), (3.0, vec![3, 4])]
+    );
+    assert_eq!(dets(&Reference::run(&any(3, Ctx::Recent), &stream), "any"), vec![(3.0, vec![2, 3, 4])]);
+    assert_eq!(dets(&Reference::run(&any(3, Ctx::Chronicle), &stream), "any"), vec![(3.0, vec![1, 2, 4])]);
+    // Cumulative, m = 2: B takes A@0; A@2 finds B consumed; C takes A@2.
+    assert_eq!(
+        dets(&Reference::run(&any(2, Ctx::Cumulative), &stream), "any"),
+        vec![(1.0, vec![1, 2]), (3.0, vec![3, 4])]
+    );
+    assert_eq!(dets(&Reference::run(&any(1, Ctx::Recent), &stream), "any").len(), 5);
+}
+
+#[test]
+fn reference_times() {
+    let n = with(ab(), "t", Op::Times { k: 2, of: "b".into(), within: Some(3), key: None });
+    let out = Reference::run(&n, &evs(&[("B", 0), ("B", 1), ("B", 2), ("B", 6), ("B", 10), ("B", 13)]));
+    assert_eq!(dets(&out, "t"), vec![(1.0, vec![1, 2]), (13.0, vec![5, 6])]);
+}
+
+#[test]
+fn reference_a_and_astar() {
+    let stream = evs(&[("B", 0), ("A", 1), ("B", 2), ("B", 3), ("C", 4), ("B", 5), ("A", 6), ("C", 7), ("A", 8), ("B", 20), ("C", 21)]);
+    let a = with(ab(), "x", Op::A { start: "a".into(), e: "b".into(), end: "c".into(), within: Some(10), key: None });
+    assert_eq!(dets(&Reference::run(&a, &stream), "x"), vec![(2.0, vec![2, 3]), (3.0, vec![2, 4])]);
+    let s = with(ab(), "x", Op::AStar { start: "a".into(), e: "b".into(), end: "c".into(), within: Some(10), key: None });
+    assert_eq!(dets(&Reference::run(&s, &stream), "x"), vec![(4.0, vec![2, 3, 4, 5])]);
+}
+
+#[test]
+fn reference_p_and_pstar() {
+    let p = |w| with(ab(), "p", Op::P { start: "a".into(), period: 2, end: "c".into(), within: w, key: None });
+    // Start at 1: ticks at 3, 5 (end at 5 comes first), none after.
+    let stream = evs(&[("A", 1), ("B", 3), ("C", 5), ("B", 9)]);
+    assert_eq!(dets(&Reference::run(&p(None), &stream), "p"), vec![(3.0, vec![1])]);
+    // Window 5: ticks at 3 and 5 (2 and 4 <= 5), not 7; no tick after the last event (8).
+    let stream = evs(&[("A", 1), ("B", 8)]);
+    assert_eq!(dets(&Reference::run(&p(Some(5)), &stream), "p"), vec![(3.0, vec![1]), (5.0, vec![1])]);
+    let stream = evs(&[("A", 1), ("B", 4)]);
+    assert_eq!(dets(&Reference::run(&p(None), &stream), "p"), vec![(3.0, vec![1])]);
+    // PStar: start at 1, end at 6: ticks 3, 5 before 6.
+    let ps = with(ab(), "p", Op::PStar { start: "a".into(), period: 2, end: "c".into(), within: None, key: None });
+    let out = Reference::run(&ps, &evs(&[("A", 1), ("C", 6), ("A", 7), ("C", 7), ("C", 8)]));
+    assert_eq!(out["p"], vec![
+        Det { time: 6.0, ids: vec![1, 2], ticks: Some(2) },
+        Det { time: 7.0, ids: vec![3, 4], ticks: Some(0) },
+    ]);
+}
+
+#[test]
+fn reference_spatial() {
+    let mut base = ab();
+    base.push(("near", Op::Dist { a: "a".into(), b: "b".into(), max: 5.0, opts: Opts::plain() }));
+    base.push(("north", Op::Direction { rel: vec![Rel::N], of: "a".into(), from: "b".into(), opts: Opts::plain() }));
+    base.push(("inbox", Op::DirBox { rel: vec![Rel::NE], of: "a".into(), zone: "r".into() }));
+    base.push(("in", Op::Within { of: "a".into(), zones: vec!["r".into(), "c".into()] }));
+    let mut n = net(base, &["near", "north", "inbox", "in"]);
+    n.zones.insert("r".into(), Zone::Rect { min: (0.0, 0.0), max: (2.0, 2.0) });
+    n.zones.insert("c".into(), Zone::Circle { center: (10.0, 10.0), radius: 1.0 });
+    let stream = vec![
+        Ev::new(1, "B", 0).at(0.0, 0.0),
+        Ev::new(2, "A", 1).at(0.0, 5.0),  // north of B, distance 5, in neither zone... on x = 0
+        Ev::new(3, "A", 2).at(3.0, 4.0),  // distance 5 from B, NE (not N), NE of the box
+        Ev::new(4, "A", 3).at(11.0, 10.0), // circle boundary
+        Ev::new(5, "A", 4),               // no location
+        Ev::new(6, "A", 5).at(2.0, 2.0),  // box corner
+    ];
+    let out = Reference::run(&n, &stream);
+    assert_eq!(dets(&out, "near"), vec![(1.0, vec![1, 2]), (2.0, vec![1, 3]), (5.0, vec![1, 6])]);
+    assert_eq!(dets(&out, "north"), vec![(1.0, vec![1, 2])]);
+    assert_eq!(dets(&out, "inbox"), vec![(2.0, vec![3]), (3.0, vec![4])]);
+    assert_eq!(dets(&out, "in"), vec![(3.0, vec![4]), (5.0, vec![6])]);
+}
+
+#[test]
+fn reference_filters() {
+    let w = |s: &str, op, v| When::Cmp(s.into(), op, v);
+    let attrs = vec![("speed".to_string(), Val::Num(12.0)), ("kind".to_string(), Val::Str("x".into()))];
+    assert!(w("speed", CmpOp::Gt, Val::Num(10.0)).eval(&attrs));
+    assert!(!w("speed", CmpOp::Gt, Val::Str("10".into())).eval(&attrs));
+    assert!(!w("flag", CmpOp::Ne, Val::Bool(true)).eval(&attrs));
+    assert!(When::Not(Box::new(w("flag", CmpOp::Eq, Val::Bool(true)))).eval(&attrs));
+    assert!(!w("kind", CmpOp::Ne, Val::Str("x".into())).eval(&attrs));
+    assert_eq!(
+        When::And(Box::new(w("speed", CmpOp::Le, Val::Num(12.0))), Box::new(w("kind", CmpOp::Eq, Val::Str("x".into())))).text(),
+        "(speed <= 12) && (kind == \"x\")"
+    );
+}
+
+/// A fixed net through both: checks the RON rendering and the harness, too.
+#[test]
+fn harness_smoke() {
+    let n = with(ab(), "s", seq(Ctx::Chronicle));
+    let stream = evs(&[("A", 1), ("A", 2), ("B", 3), ("B", 4)]);
+    compare(&n, &stream).unwrap();
+}
+
+#[test]
+#[ignore]
+fn tmp_stats() {
+    use proptest::strategy::ValueTree;
+    use proptest::test_runner::TestRunner;
+    let mut runner = TestRunner::default();
+    for fam in [Family::Pairing, Family::Not, Family::Any, Family::Interval, Family::Mixed] {
+        let (mut tot, mut comp, mut nonempty) = (0usize, 0usize, 0usize);
+        for _ in 0..100 {
+            let c = prop::collection::vec(any::<u32>(), 120).new_tree(&mut runner).unwrap().current();
+            let s = gen::ev_specs(60).new_tree(&mut runner).unwrap().current();
+            let net = gen::gen_net(&c, fam);
+            let evs = gen::events(&s, gen::n_types(&net));
+            let out = Reference::run(&net, &evs);
+            for (k, v) in &out {
+                if k.starts_with('c') {
+                    comp += 1;
+                    tot += v.len();
+                    if !v.is_empty() { nonempty += 1; } else if fam == Family::Pairing || fam == Family::Interval {
+                        let op = &net.events[k];
+                        let d = format!("{op:?}");
+                        let short: String = d.chars().take(4).collect();
+                        let w = if d.contains("within: None") {"nowin"} else {"win"};
+                        let key = if d.contains("key: Some") {"key"} else {""};
+                        let dis = if d.contains("distinct: Some") {"dis"} else {""};
+                        let deep = op.operands().iter().any(|o| o.starts_with('c'));
+                        println!("EMPTY {short} {w} {key} {dis} deep={deep}");
+                    }
+                }
+            }
+        }
+        println!("{fam:?}: composites {comp}, non-empty {nonempty}, detections {tot}");
+        if fam == Family::Pairing {
+            for _ in 0..3 {
+                let c = prop::collection::vec(any::<u32>(), 120).new_tree(&mut runner).unwrap().current();
+                let s = gen::ev_specs(60).new_tree(&mut runner).unwrap().current();
+                let net = gen::gen_net(&c, fam);
+                let evs = gen::events(&s, gen::n_types(&net));
+                let out = Reference::run(&net, &evs);
+                println!("{}", net.to_ron());
+                for (k, v) in &out { println!("{k}: {}", v.len()); }
+            }
+        }
+    }
+}
+
+#[test]
+#[ignore]
+fn tmp_case() {
+    let p = |start: &str, end: &str, w: Option<i64>| Op::P { start: start.into(), period: 1, end: end.into(), within: w, key: None };
+    let cases = vec![
+        (net(vec![("a", atomic("A")), ("b", atomic("B")), ("c", atomic("C")), ("p1", p("a", "b", None)), ("p3", p("p1", "c", Some(1)))], &["p1", "p3"]), evs(&[("A", 0), ("B", 3), ("D", 5)])),
+        (net(vec![("a", atomic("A")), ("b", atomic("B")), ("c", atomic("C")), ("p1", p("a", "b", None)), ("p3", p("p1", "c", Some(2)))], &["p1", "p3"]), evs(&[("A", 0), ("B", 3), ("D", 9)])),
+        (net(vec![("a", atomic("A")), ("b", atomic("B")), ("c", atomic("C")), ("p1", Op::P { start: "a".into(), period: 2, end: "b".into(), within: None, key: None }), ("p3", p("p1", "c", Some(2)))], &["p1", "p3"]), evs(&[("A", 0), ("B", 5), ("D", 9)])),
+    ];
+    for (n, stream) in cases {
+    println!("{}{stream:?}", n.to_ron());
+    println!("ref:\n{}", show_outputs(&Reference::run(&n, &stream)));
+    println!("ccpn:\n{}", show_outputs(&run_ccpn(&n, &stream).unwrap()));
+    }
+}
