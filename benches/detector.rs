@@ -14,7 +14,11 @@ mod stream;
 const EVENTS: usize = 1_000_000;
 
 fn net() -> Net {
-    Net::from_file(concat!(env!("CARGO_MANIFEST_DIR"), "/benches/nets/twenty.ron")).expect("bench net")
+    Net::from_file(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/benches/nets/twenty.ron"
+    ))
+    .expect("bench net")
 }
 
 fn lines(n: usize) -> Vec<String> {
@@ -24,7 +28,10 @@ fn lines(n: usize) -> Vec<String> {
 
 fn events(net: &Net, lines: &[String]) -> Vec<Event> {
     let parser = LineParser::json(net.space());
-    lines.iter().map(|l| parser.parse(l.as_bytes()).expect("generated line")).collect()
+    lines
+        .iter()
+        .map(|l| parser.parse(l.as_bytes()).expect("generated line"))
+        .collect()
 }
 
 fn push(c: &mut Criterion) {
@@ -56,7 +63,10 @@ fn push(c: &mut Criterion) {
         b.iter(|| {
             let mut n = 0usize;
             for l in &lines {
-                n += parser.parse(l.as_bytes()).map(|e| e.attrs.len()).unwrap_or(0);
+                n += parser
+                    .parse(l.as_bytes())
+                    .map(|e| e.attrs.len())
+                    .unwrap_or(0);
             }
             black_box(n)
         })

@@ -13,7 +13,10 @@ mod stream;
 fn main() -> io::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let scenario = args.first().map(String::as_str).unwrap_or("uniform");
-    let count: u64 = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(1_000_000);
+    let count: u64 = args
+        .get(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1_000_000);
     let objects: usize = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(30);
     let seed: u64 = args.get(3).and_then(|s| s.parse().ok()).unwrap_or(7);
     let mut gen = match scenario {

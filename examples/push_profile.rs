@@ -15,11 +15,20 @@ mod stream;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let net = Net::from_file(args.first().map(String::as_str).unwrap_or("benches/nets/twenty.ron"))?;
-    let n: usize = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(1_000_000);
+    let net = Net::from_file(
+        args.first()
+            .map(String::as_str)
+            .unwrap_or("benches/nets/twenty.ron"),
+    )?;
+    let n: usize = args
+        .get(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1_000_000);
     let parser = LineParser::json(net.space());
     let mut gen = stream::Gen::uniform(7);
-    let events: Vec<_> = (0..n).map(|_| parser.parse(gen.next_json().as_bytes())).collect::<Result<_, _>>()?;
+    let events: Vec<_> = (0..n)
+        .map(|_| parser.parse(gen.next_json().as_bytes()))
+        .collect::<Result<_, _>>()?;
     let mut d = Detector::new(&net);
     let mut out = Vec::new();
     let mut found = 0;
@@ -30,6 +39,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         out.clear();
     }
     let secs = start.elapsed().as_secs_f64();
-    println!("{n} events, {found} detections, {:.0} events/s, peak live tokens {}", n as f64 / secs, d.stats().peak_live_tokens);
+    println!(
+        "{n} events, {found} detections, {:.0} events/s, peak live tokens {}",
+        n as f64 / secs,
+        d.stats().peak_live_tokens
+    );
     Ok(())
 }

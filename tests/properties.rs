@@ -11,7 +11,9 @@ use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
 
 use reference::gen::{self, EvSpec, Family};
-use reference::{show_outputs, CmpOp, Ctx, Det, Ev, Net, Op, Opts, Output, Reference, Rel, Val, When, Zone};
+use reference::{
+    show_outputs, CmpOp, Ctx, Det, Ev, Net, Op, Opts, Output, Reference, Rel, Val, When, Zone,
+};
 
 // ---------------------------------------------------------------------------
 // Running ccpn
@@ -37,7 +39,8 @@ fn to_event(e: &Ev) -> Event {
 /// Runs ccpn on the net's RON text and the events, then `finish()`.
 fn run_ccpn(net: &Net, events: &[Ev]) -> Result<Output, String> {
     let ron = net.to_ron();
-    let compiled = ccpn::Net::from_ron("prop.ron", &ron).map_err(|e| format!("net rejected: {e}"))?;
+    let compiled =
+        ccpn::Net::from_ron("prop.ron", &ron).map_err(|e| format!("net rejected: {e}"))?;
     let mut det = Detector::with_options(
         &compiled,
         DetectorOptions {
@@ -46,10 +49,17 @@ fn run_ccpn(net: &Net, events: &[Ev]) -> Result<Output, String> {
     );
     let mut all = Vec::new();
     for e in events {
-        all.extend(det.push(to_event(e)).map_err(|e| format!("push failed: {e}"))?);
+        all.extend(
+            det.push(to_event(e))
+                .map_err(|e| format!("push failed: {e}"))?,
+        );
     }
     all.extend(det.finish());
-    let mut out: Output = net.outputs.iter().map(|n| (n.clone(), Vec::new())).collect();
+    let mut out: Output = net
+        .outputs
+        .iter()
+        .map(|n| (n.clone(), Vec::new()))
+        .collect();
     for d in all {
         let ids = d
             .ids()
@@ -212,7 +222,10 @@ fn ab() -> Vec<(&'static str, Op)> {
 
 /// Events from (type, time); ids are 1, 2, 3… in order.
 fn evs(v: &[(&str, i64)]) -> Vec<Ev> {
-    v.iter().enumerate().map(|(i, (ty, t))| Ev::new(i as i64 + 1, ty, *t)).collect()
+    v.iter()
+        .enumerate()
+        .map(|(i, (ty, t))| Ev::new(i as i64 + 1, ty, *t))
+        .collect()
 }
 
 /// The (time, ids) of one output.
@@ -237,12 +250,23 @@ fn reference_seq_contexts() {
     let stream = evs(&[("A", 1), ("A", 2), ("B", 3), ("B", 4)]);
     let run = |ctx| dets(&Reference::run(&with(ab(), "s", seq(ctx)), &stream), "s");
     assert_eq!(run(Ctx::Recent), vec![(3.0, vec![2, 3]), (4.0, vec![2, 4])]);
-    assert_eq!(run(Ctx::Chronicle), vec![(3.0, vec![1, 3]), (4.0, vec![2, 4])]);
-    assert_eq!(run(Ctx::Continuous), vec![(3.0, vec![1, 3]), (3.0, vec![2, 3])]);
+    assert_eq!(
+        run(Ctx::Chronicle),
+        vec![(3.0, vec![1, 3]), (4.0, vec![2, 4])]
+    );
+    assert_eq!(
+        run(Ctx::Continuous),
+        vec![(3.0, vec![1, 3]), (3.0, vec![2, 3])]
+    );
     assert_eq!(run(Ctx::Cumulative), vec![(3.0, vec![1, 2, 3])]);
     assert_eq!(
         run(Ctx::Unrestricted),
-        vec![(3.0, vec![1, 3]), (3.0, vec![2, 3]), (4.0, vec![1, 4]), (4.0, vec![2, 4])]
+        vec![
+            (3.0, vec![1, 3]),
+            (3.0, vec![2, 3]),
+            (4.0, vec![1, 4]),
+            (4.0, vec![2, 4])
+        ]
     );
 }
 
@@ -265,19 +289,40 @@ fn reference_seq_window_key_distinct() {
         Ev::new(4, "B", 6),
     ];
     // Window 5: B@5 reaches A@0 (5 - 0 <= 5) but Recent takes A@3.
-    assert_eq!(dets(&Reference::run(&s(Opts::within(5)), &stream), "s"), vec![(5.0, vec![2, 3]), (6.0, vec![2, 4])]);
+    assert_eq!(
+        dets(&Reference::run(&s(Opts::within(5)), &stream), "s"),
+        vec![(5.0, vec![2, 3]), (6.0, vec![2, 4])]
+    );
     // Window 2: only A@3 is close enough to B@5 (2) and B@6 (3 > 2: no).
-    assert_eq!(dets(&Reference::run(&s(Opts::within(2)), &stream), "s"), vec![(5.0, vec![2, 3])]);
+    assert_eq!(
+        dets(&Reference::run(&s(Opts::within(2)), &stream), "s"),
+        vec![(5.0, vec![2, 3])]
+    );
     // Key: B@5 (s0) pairs with A@0 (s0); B@6 has no ship.
-    assert_eq!(dets(&Reference::run(&s(Opts::plain().key("ship")), &stream), "s"), vec![(5.0, vec![1, 3])]);
+    assert_eq!(
+        dets(&Reference::run(&s(Opts::plain().key("ship")), &stream), "s"),
+        vec![(5.0, vec![1, 3])]
+    );
     // Distinct: B@5 (s0) pairs with A@3 (s1).
-    assert_eq!(dets(&Reference::run(&s(Opts::plain().distinct("ship")), &stream), "s"), vec![(5.0, vec![2, 3])]);
+    assert_eq!(
+        dets(
+            &Reference::run(&s(Opts::plain().distinct("ship")), &stream),
+            "s"
+        ),
+        vec![(5.0, vec![2, 3])]
+    );
 }
 
 #[test]
 fn reference_same_event_never_pairs() {
     let mut n = ab();
-    n.push(("both", Op::And { of: vec!["a".into(), "a2".into()], opts: Opts::plain() }));
+    n.push((
+        "both",
+        Op::And {
+            of: vec!["a".into(), "a2".into()],
+            opts: Opts::plain(),
+        },
+    ));
     n.push((
         "a2",
         Op::Atomic {
@@ -298,7 +343,14 @@ fn reference_same_event_never_pairs() {
 #[test]
 fn reference_and_same_operand_chronicle() {
     // And(a, a) in Chronicle: 1 and 2 pair, then 3 waits, 4 pairs with 3.
-    let n = with(ab(), "aa", Op::And { of: vec!["a".into(), "a".into()], opts: Opts::plain().ctx(Ctx::Chronicle) });
+    let n = with(
+        ab(),
+        "aa",
+        Op::And {
+            of: vec!["a".into(), "a".into()],
+            opts: Opts::plain().ctx(Ctx::Chronicle),
+        },
+    );
     let out = Reference::run(&n, &evs(&[("A", 1), ("A", 2), ("A", 3), ("A", 4)]));
     assert_eq!(dets(&out, "aa"), vec![(2.0, vec![1, 2]), (4.0, vec![3, 4])]);
 }
@@ -323,18 +375,36 @@ fn reference_not() {
     let n = with(
         ab(),
         "q",
-        Op::Not { start: "a".into(), absent: "b".into(), end: "c".into(), opts: Opts::plain() },
+        Op::Not {
+            start: "a".into(),
+            absent: "b".into(),
+            end: "c".into(),
+            opts: Opts::plain(),
+        },
     );
-    let out = Reference::run(&n, &evs(&[("A", 1), ("B", 2), ("C", 3), ("A", 4), ("C", 5)]));
+    let out = Reference::run(
+        &n,
+        &evs(&[("A", 1), ("B", 2), ("C", 3), ("A", 4), ("C", 5)]),
+    );
     assert_eq!(dets(&out, "q"), vec![(5.0, vec![4, 5])]);
     // An absent in the same step as the start or the end does not count.
     let n = with(
         ab(),
         "q",
-        Op::Not { start: "a".into(), absent: "o".into(), end: "c".into(), opts: Opts::plain() },
+        Op::Not {
+            start: "a".into(),
+            absent: "o".into(),
+            end: "c".into(),
+            opts: Opts::plain(),
+        },
     );
     let mut n = n;
-    n.events.insert("o".into(), Op::Or { of: vec!["a".into(), "c".into()] });
+    n.events.insert(
+        "o".into(),
+        Op::Or {
+            of: vec!["a".into(), "c".into()],
+        },
+    );
     let out = Reference::run(&n, &evs(&[("A", 1), ("C", 2), ("C", 3)]));
     assert_eq!(dets(&out, "q"), vec![(2.0, vec![1, 2])]);
 }
@@ -345,7 +415,11 @@ fn reference_any() {
         with(
             ab(),
             "any",
-            Op::Any { m, of: vec!["a".into(), "b".into(), "c".into()], opts: Opts::within(5).ctx(ctx) },
+            Op::Any {
+                m,
+                of: vec!["a".into(), "b".into(), "c".into()],
+                opts: Opts::within(5).ctx(ctx),
+            },
         )
     };
     let stream = evs(&[("A", 0), ("B", 1), ("A", 2), ("C", 3), ("C", 9)]);
@@ -353,72 +427,220 @@ fn reference_any() {
         dets(&Reference::run(&any(2, Ctx::Recent), &stream), "any"),
         vec![(1.0, vec![1, 2]), (2.0, vec![2, 3]), (3.0, vec![3, 4])]
     );
-    assert_eq!(dets(&Reference::run(&any(3, Ctx::Recent), &stream), "any"), vec![(3.0, vec![2, 3, 4])]);
-    assert_eq!(dets(&Reference::run(&any(3, Ctx::Chronicle), &stream), "any"), vec![(3.0, vec![1, 2, 4])]);
+    assert_eq!(
+        dets(&Reference::run(&any(3, Ctx::Recent), &stream), "any"),
+        vec![(3.0, vec![2, 3, 4])]
+    );
+    assert_eq!(
+        dets(&Reference::run(&any(3, Ctx::Chronicle), &stream), "any"),
+        vec![(3.0, vec![1, 2, 4])]
+    );
     // Cumulative, m = 2: B takes A@0; A@2 finds B consumed; C takes A@2.
     assert_eq!(
         dets(&Reference::run(&any(2, Ctx::Cumulative), &stream), "any"),
         vec![(1.0, vec![1, 2]), (3.0, vec![3, 4])]
     );
-    assert_eq!(dets(&Reference::run(&any(1, Ctx::Recent), &stream), "any").len(), 5);
+    assert_eq!(
+        dets(&Reference::run(&any(1, Ctx::Recent), &stream), "any").len(),
+        5
+    );
 }
 
 #[test]
 fn reference_times() {
-    let n = with(ab(), "t", Op::Times { k: 2, of: "b".into(), within: Some(3), key: None });
-    let out = Reference::run(&n, &evs(&[("B", 0), ("B", 1), ("B", 2), ("B", 6), ("B", 10), ("B", 13)]));
+    let n = with(
+        ab(),
+        "t",
+        Op::Times {
+            k: 2,
+            of: "b".into(),
+            within: Some(3),
+            key: None,
+        },
+    );
+    let out = Reference::run(
+        &n,
+        &evs(&[("B", 0), ("B", 1), ("B", 2), ("B", 6), ("B", 10), ("B", 13)]),
+    );
     assert_eq!(dets(&out, "t"), vec![(1.0, vec![1, 2]), (13.0, vec![5, 6])]);
 }
 
 #[test]
 fn reference_a_and_astar() {
-    let stream = evs(&[("B", 0), ("A", 1), ("B", 2), ("B", 3), ("C", 4), ("B", 5), ("A", 6), ("C", 7), ("A", 8), ("B", 20), ("C", 21)]);
-    let a = with(ab(), "x", Op::A { start: "a".into(), e: "b".into(), end: "c".into(), within: Some(10), key: None });
-    assert_eq!(dets(&Reference::run(&a, &stream), "x"), vec![(2.0, vec![2, 3]), (3.0, vec![2, 4])]);
-    let s = with(ab(), "x", Op::AStar { start: "a".into(), e: "b".into(), end: "c".into(), within: Some(10), key: None });
-    assert_eq!(dets(&Reference::run(&s, &stream), "x"), vec![(4.0, vec![2, 3, 4, 5])]);
+    let stream = evs(&[
+        ("B", 0),
+        ("A", 1),
+        ("B", 2),
+        ("B", 3),
+        ("C", 4),
+        ("B", 5),
+        ("A", 6),
+        ("C", 7),
+        ("A", 8),
+        ("B", 20),
+        ("C", 21),
+    ]);
+    let a = with(
+        ab(),
+        "x",
+        Op::A {
+            start: "a".into(),
+            e: "b".into(),
+            end: "c".into(),
+            within: Some(10),
+            key: None,
+        },
+    );
+    assert_eq!(
+        dets(&Reference::run(&a, &stream), "x"),
+        vec![(2.0, vec![2, 3]), (3.0, vec![2, 4])]
+    );
+    let s = with(
+        ab(),
+        "x",
+        Op::AStar {
+            start: "a".into(),
+            e: "b".into(),
+            end: "c".into(),
+            within: Some(10),
+            key: None,
+        },
+    );
+    assert_eq!(
+        dets(&Reference::run(&s, &stream), "x"),
+        vec![(4.0, vec![2, 3, 4, 5])]
+    );
 }
 
 #[test]
 fn reference_p_and_pstar() {
-    let p = |w| with(ab(), "p", Op::P { start: "a".into(), period: 2, end: "c".into(), within: w, key: None });
+    let p = |w| {
+        with(
+            ab(),
+            "p",
+            Op::P {
+                start: "a".into(),
+                period: 2,
+                end: "c".into(),
+                within: w,
+                key: None,
+            },
+        )
+    };
     // Start at 1: ticks at 3, 5 (end at 5 comes first), none after.
     let stream = evs(&[("A", 1), ("B", 3), ("C", 5), ("B", 9)]);
-    assert_eq!(dets(&Reference::run(&p(None), &stream), "p"), vec![(3.0, vec![1])]);
+    assert_eq!(
+        dets(&Reference::run(&p(None), &stream), "p"),
+        vec![(3.0, vec![1])]
+    );
     // Window 5: ticks at 3 and 5 (2 and 4 <= 5), not 7; no tick after the last event (8).
     let stream = evs(&[("A", 1), ("B", 8)]);
-    assert_eq!(dets(&Reference::run(&p(Some(5)), &stream), "p"), vec![(3.0, vec![1]), (5.0, vec![1])]);
+    assert_eq!(
+        dets(&Reference::run(&p(Some(5)), &stream), "p"),
+        vec![(3.0, vec![1]), (5.0, vec![1])]
+    );
     let stream = evs(&[("A", 1), ("B", 4)]);
-    assert_eq!(dets(&Reference::run(&p(None), &stream), "p"), vec![(3.0, vec![1])]);
+    assert_eq!(
+        dets(&Reference::run(&p(None), &stream), "p"),
+        vec![(3.0, vec![1])]
+    );
     // PStar: start at 1, end at 6: ticks 3, 5 before 6.
-    let ps = with(ab(), "p", Op::PStar { start: "a".into(), period: 2, end: "c".into(), within: None, key: None });
-    let out = Reference::run(&ps, &evs(&[("A", 1), ("C", 6), ("A", 7), ("C", 7), ("C", 8)]));
-    assert_eq!(out["p"], vec![
-        Det { time: 6.0, ids: vec![1, 2], ticks: Some(2) },
-        Det { time: 7.0, ids: vec![3, 4], ticks: Some(0) },
-    ]);
+    let ps = with(
+        ab(),
+        "p",
+        Op::PStar {
+            start: "a".into(),
+            period: 2,
+            end: "c".into(),
+            within: None,
+            key: None,
+        },
+    );
+    let out = Reference::run(
+        &ps,
+        &evs(&[("A", 1), ("C", 6), ("A", 7), ("C", 7), ("C", 8)]),
+    );
+    assert_eq!(
+        out["p"],
+        vec![
+            Det {
+                time: 6.0,
+                ids: vec![1, 2],
+                ticks: Some(2)
+            },
+            Det {
+                time: 7.0,
+                ids: vec![3, 4],
+                ticks: Some(0)
+            },
+        ]
+    );
 }
 
 #[test]
 fn reference_spatial() {
     let mut base = ab();
-    base.push(("near", Op::Dist { a: "a".into(), b: "b".into(), max: 5.0, opts: Opts::plain() }));
-    base.push(("north", Op::Direction { rel: vec![Rel::N], of: "a".into(), from: "b".into(), opts: Opts::plain() }));
-    base.push(("inbox", Op::DirBox { rel: vec![Rel::NE], of: "a".into(), zone: "r".into() }));
-    base.push(("in", Op::Within { of: "a".into(), zones: vec!["r".into(), "c".into()] }));
+    base.push((
+        "near",
+        Op::Dist {
+            a: "a".into(),
+            b: "b".into(),
+            max: 5.0,
+            opts: Opts::plain(),
+        },
+    ));
+    base.push((
+        "north",
+        Op::Direction {
+            rel: vec![Rel::N],
+            of: "a".into(),
+            from: "b".into(),
+            opts: Opts::plain(),
+        },
+    ));
+    base.push((
+        "inbox",
+        Op::DirBox {
+            rel: vec![Rel::NE],
+            of: "a".into(),
+            zone: "r".into(),
+        },
+    ));
+    base.push((
+        "in",
+        Op::Within {
+            of: "a".into(),
+            zones: vec!["r".into(), "c".into()],
+        },
+    ));
     let mut n = net(base, &["near", "north", "inbox", "in"]);
-    n.zones.insert("r".into(), Zone::Rect { min: (0.0, 0.0), max: (2.0, 2.0) });
-    n.zones.insert("c".into(), Zone::Circle { center: (10.0, 10.0), radius: 1.0 });
+    n.zones.insert(
+        "r".into(),
+        Zone::Rect {
+            min: (0.0, 0.0),
+            max: (2.0, 2.0),
+        },
+    );
+    n.zones.insert(
+        "c".into(),
+        Zone::Circle {
+            center: (10.0, 10.0),
+            radius: 1.0,
+        },
+    );
     let stream = vec![
         Ev::new(1, "B", 0).at(0.0, 0.0),
-        Ev::new(2, "A", 1).at(0.0, 5.0),  // north of B, distance 5, in neither zone... on x = 0
-        Ev::new(3, "A", 2).at(3.0, 4.0),  // distance 5 from B, NE (not N), NE of the box
+        Ev::new(2, "A", 1).at(0.0, 5.0), // north of B, distance 5, in neither zone... on x = 0
+        Ev::new(3, "A", 2).at(3.0, 4.0), // distance 5 from B, NE (not N), NE of the box
         Ev::new(4, "A", 3).at(11.0, 10.0), // circle boundary
-        Ev::new(5, "A", 4),               // no location
-        Ev::new(6, "A", 5).at(2.0, 2.0),  // box corner
+        Ev::new(5, "A", 4),              // no location
+        Ev::new(6, "A", 5).at(2.0, 2.0), // box corner
     ];
     let out = Reference::run(&n, &stream);
-    assert_eq!(dets(&out, "near"), vec![(1.0, vec![1, 2]), (2.0, vec![1, 3]), (5.0, vec![1, 6])]);
+    assert_eq!(
+        dets(&out, "near"),
+        vec![(1.0, vec![1, 2]), (2.0, vec![1, 3]), (5.0, vec![1, 6])]
+    );
     assert_eq!(dets(&out, "north"), vec![(1.0, vec![1, 2])]);
     assert_eq!(dets(&out, "inbox"), vec![(2.0, vec![3]), (3.0, vec![4])]);
     assert_eq!(dets(&out, "in"), vec![(3.0, vec![4]), (5.0, vec![6])]);
@@ -427,14 +649,21 @@ fn reference_spatial() {
 #[test]
 fn reference_filters() {
     let w = |s: &str, op, v| When::Cmp(s.into(), op, v);
-    let attrs = vec![("speed".to_string(), Val::Num(12.0)), ("kind".to_string(), Val::Str("x".into()))];
+    let attrs = vec![
+        ("speed".to_string(), Val::Num(12.0)),
+        ("kind".to_string(), Val::Str("x".into())),
+    ];
     assert!(w("speed", CmpOp::Gt, Val::Num(10.0)).eval(&attrs));
     assert!(!w("speed", CmpOp::Gt, Val::Str("10".into())).eval(&attrs));
     assert!(!w("flag", CmpOp::Ne, Val::Bool(true)).eval(&attrs));
     assert!(When::Not(Box::new(w("flag", CmpOp::Eq, Val::Bool(true)))).eval(&attrs));
     assert!(!w("kind", CmpOp::Ne, Val::Str("x".into())).eval(&attrs));
     assert_eq!(
-        When::And(Box::new(w("speed", CmpOp::Le, Val::Num(12.0))), Box::new(w("kind", CmpOp::Eq, Val::Str("x".into())))).text(),
+        When::And(
+            Box::new(w("speed", CmpOp::Le, Val::Num(12.0))),
+            Box::new(w("kind", CmpOp::Eq, Val::Str("x".into())))
+        )
+        .text(),
         "(speed <= 12) && (kind == \"x\")"
     );
 }
@@ -453,10 +682,19 @@ fn tmp_stats() {
     use proptest::strategy::ValueTree;
     use proptest::test_runner::TestRunner;
     let mut runner = TestRunner::default();
-    for fam in [Family::Pairing, Family::Not, Family::Any, Family::Interval, Family::Mixed] {
+    for fam in [
+        Family::Pairing,
+        Family::Not,
+        Family::Any,
+        Family::Interval,
+        Family::Mixed,
+    ] {
         let (mut tot, mut comp, mut nonempty) = (0usize, 0usize, 0usize);
         for _ in 0..100 {
-            let c = prop::collection::vec(any::<u32>(), 120).new_tree(&mut runner).unwrap().current();
+            let c = prop::collection::vec(any::<u32>(), 120)
+                .new_tree(&mut runner)
+                .unwrap()
+                .current();
             let s = gen::ev_specs(60).new_tree(&mut runner).unwrap().current();
             let net = gen::gen_net(&c, fam);
             let evs = gen::events(&s, gen::n_types(&net));
@@ -465,13 +703,23 @@ fn tmp_stats() {
                 if k.starts_with('c') {
                     comp += 1;
                     tot += v.len();
-                    if !v.is_empty() { nonempty += 1; } else if fam == Family::Pairing || fam == Family::Interval {
+                    if !v.is_empty() {
+                        nonempty += 1;
+                    } else if fam == Family::Pairing || fam == Family::Interval {
                         let op = &net.events[k];
                         let d = format!("{op:?}");
                         let short: String = d.chars().take(4).collect();
-                        let w = if d.contains("within: None") {"nowin"} else {"win"};
-                        let key = if d.contains("key: Some") {"key"} else {""};
-                        let dis = if d.contains("distinct: Some") {"dis"} else {""};
+                        let w = if d.contains("within: None") {
+                            "nowin"
+                        } else {
+                            "win"
+                        };
+                        let key = if d.contains("key: Some") { "key" } else { "" };
+                        let dis = if d.contains("distinct: Some") {
+                            "dis"
+                        } else {
+                            ""
+                        };
                         let deep = op.operands().iter().any(|o| o.starts_with('c'));
                         println!("EMPTY {short} {w} {key} {dis} deep={deep}");
                     }
@@ -481,13 +729,18 @@ fn tmp_stats() {
         println!("{fam:?}: composites {comp}, non-empty {nonempty}, detections {tot}");
         if fam == Family::Pairing {
             for _ in 0..3 {
-                let c = prop::collection::vec(any::<u32>(), 120).new_tree(&mut runner).unwrap().current();
+                let c = prop::collection::vec(any::<u32>(), 120)
+                    .new_tree(&mut runner)
+                    .unwrap()
+                    .current();
                 let s = gen::ev_specs(60).new_tree(&mut runner).unwrap().current();
                 let net = gen::gen_net(&c, fam);
                 let evs = gen::events(&s, gen::n_types(&net));
                 let out = Reference::run(&net, &evs);
                 println!("{}", net.to_ron());
-                for (k, v) in &out { println!("{k}: {}", v.len()); }
+                for (k, v) in &out {
+                    println!("{k}: {}", v.len());
+                }
             }
         }
     }
@@ -496,15 +749,28 @@ fn tmp_stats() {
 #[test]
 #[ignore]
 fn tmp_case() {
-    let p = |start: &str, end: &str, w: Option<i64>| Op::P { start: start.into(), period: 1, end: end.into(), within: w, key: None };
+    let p = |start: &str, end: &str, w: Option<i64>| Op::P {
+        start: start.into(),
+        period: 1,
+        end: end.into(),
+        within: w,
+        key: None,
+    };
+    let pk = |start: &str, end: &str| Op::P { start: start.into(), period: 1, end: end.into(), within: Some(1), key: Some("ship".into()) };
+    let ship = |id, ty: &str, t, s: &str| Ev::new(id, ty, t).with("ship", Val::Str(s.into()));
+    let base = || vec![("a", atomic("A")), ("b", atomic("B")), ("c", atomic("C")), ("d", atomic("D"))];
+    let mk = |op: Op| { let mut v = base(); v.push(("pk", op)); net(v, &["pk"]) };
+    let ps = || ("ps", Op::PStar { start: "b".into(), period: 1, end: "c".into(), within: None, key: None });
+    let mk2 = |op: Op| { let mut v = base(); v.push(("pk", op)); v.push(ps()); net(v, &["pk", "ps"]) };
     let cases = vec![
-        (net(vec![("a", atomic("A")), ("b", atomic("B")), ("c", atomic("C")), ("p1", p("a", "b", None)), ("p3", p("p1", "c", Some(1)))], &["p1", "p3"]), evs(&[("A", 0), ("B", 3), ("D", 5)])),
-        (net(vec![("a", atomic("A")), ("b", atomic("B")), ("c", atomic("C")), ("p1", p("a", "b", None)), ("p3", p("p1", "c", Some(2)))], &["p1", "p3"]), evs(&[("A", 0), ("B", 3), ("D", 9)])),
-        (net(vec![("a", atomic("A")), ("b", atomic("B")), ("c", atomic("C")), ("p1", Op::P { start: "a".into(), period: 2, end: "b".into(), within: None, key: None }), ("p3", p("p1", "c", Some(2)))], &["p1", "p3"]), evs(&[("A", 0), ("B", 5), ("D", 9)])),
+        (mk2(pk("ps", "d")), vec![Ev::new(1, "B", 0), ship(2, "C", 1, "s0"), Ev::new(5, "B", 2)]),
+        (mk2(Op::P { start: "ps".into(), period: 1, end: "d".into(), within: Some(1), key: None }), vec![Ev::new(1, "B", 0), Ev::new(2, "C", 1), Ev::new(5, "B", 2)]),
+        (mk2(Op::P { start: "ps".into(), period: 1, end: "d".into(), within: None, key: None }), vec![Ev::new(1, "B", 0), Ev::new(2, "C", 1), Ev::new(5, "B", 2), Ev::new(6, "A", 4)]),
+        (mk2(Op::P { start: "ps".into(), period: 1, end: "d".into(), within: None, key: None }), vec![Ev::new(1, "B", 0), Ev::new(2, "C", 1), Ev::new(5, "B", 3), Ev::new(6, "A", 4)]),
     ];
     for (n, stream) in cases {
-    println!("{}{stream:?}", n.to_ron());
-    println!("ref:\n{}", show_outputs(&Reference::run(&n, &stream)));
-    println!("ccpn:\n{}", show_outputs(&run_ccpn(&n, &stream).unwrap()));
+        println!("{}{stream:?}", n.to_ron());
+        println!("ref:\n{}", show_outputs(&Reference::run(&n, &stream)));
+        println!("ccpn:\n{}", show_outputs(&run_ccpn(&n, &stream).unwrap()));
     }
 }

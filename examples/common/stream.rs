@@ -40,7 +40,13 @@ pub(crate) const TYPES: [&str; 5] = ["A", "B", "C", "D", "E"];
 impl Gen {
     /// The uniform stream.
     pub(crate) fn uniform(seed: u64) -> Gen {
-        Gen { rng: SmallRng::seed_from_u64(seed), n: 0, kind: Kind::Uniform, tracks: Vec::new(), next_track: 0 }
+        Gen {
+            rng: SmallRng::seed_from_u64(seed),
+            n: 0,
+            kind: Kind::Uniform,
+            tracks: Vec::new(),
+            next_track: 0,
+        }
     }
 
     /// The harbour scenario with `objects` tracks.
@@ -54,9 +60,17 @@ impl Gen {
                 let hostile = i % 3 == 0;
                 let patrol = i % 5 == 1;
                 // Hostiles head for the harbour; others cross it at an angle.
-                let aim = if hostile { 0.0 } else { rng.random_range(-0.8..0.8) };
+                let aim = if hostile {
+                    0.0
+                } else {
+                    rng.random_range(-0.8..0.8)
+                };
                 let heading = (-y).atan2(-x) + aim;
-                let speed: f64 = if hostile { rng.random_range(8.0..15.0) } else { rng.random_range(4.0..10.0) };
+                let speed: f64 = if hostile {
+                    rng.random_range(8.0..15.0)
+                } else {
+                    rng.random_range(4.0..10.0)
+                };
                 Track {
                     id: 100 + i as u32,
                     x,
@@ -68,7 +82,13 @@ impl Gen {
                 }
             })
             .collect();
-        Gen { rng, n: 0, kind: Kind::Harbour, tracks, next_track: 0 }
+        Gen {
+            rng,
+            n: 0,
+            kind: Kind::Harbour,
+            tracks,
+            next_track: 0,
+        }
     }
 
     /// The next event as a JSON line (no newline).
@@ -92,7 +112,9 @@ impl Gen {
                 let i = self.next_track;
                 self.next_track = (self.next_track + 1) % self.tracks.len();
                 let round = (self.n - 1) / self.tracks.len() as u64;
-                let t = 1_700_000_000.0 + round as f64 * 4.0 + i as f64 * 4.0 / self.tracks.len() as f64;
+                let t = 1_700_000_000.0
+                    + round as f64 * 4.0
+                    + i as f64 * 4.0 / self.tracks.len() as f64;
                 let tr = &mut self.tracks[i];
                 tr.x += tr.vx * 4.0;
                 tr.y += tr.vy * 4.0;

@@ -84,7 +84,7 @@ pub(super) fn not(net: &mut PetriNet, id: usize, label: &str, opts: &PairOpts) -
     net.arc(end, fire, ArcKind::Normal, "y");
     let reset = net.transition("absent resets", id);
     net.arc(absent, reset, ArcKind::Normal, "");
-    net.arc(reset, start, ArcKind::Reset, &key_label(&opts.key));
+    net.arc(reset, start, ArcKind::Reset, key_label(&opts.key));
     let out = output(net, id, label, fire, "");
     (
         Unit::Not(Not::new(opts.clone())),

@@ -85,7 +85,7 @@ pub(super) fn interval(
                 open,
                 closer,
                 ArcKind::Normal,
-                &format!("count ticks of {}s", period as f64 / 1e6),
+                format!("count ticks of {}s", period as f64 / 1e6),
             );
             net.arc(closer, out, ArcKind::Normal, "");
         }

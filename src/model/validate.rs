@@ -515,14 +515,36 @@ impl<'a> Validator<'a> {
                     }
                 }
             }
-            OpSpec::Count { of, .. } => {
+            OpSpec::Count {
+                of,
+                n,
+                distance,
+                window,
+                distinct,
+            } => {
                 let _ = self.operand(name, of);
-                self.error(
-                    &[name],
-                    format!(
-                        "`{name}`: the `Count` operator is not available in this version of ccpn"
-                    ),
+                if *n < 2 || *n as usize > MAX_ARITY {
+                    self.error(
+                        &[name],
+                        format!("`{name}`: `n` must be between 2 and {MAX_ARITY}, got {n}"),
+                    );
+                }
+                if !distance.is_finite() || *distance <= 0.0 {
+                    let msg = format!(
+                        "`{name}`: `distance` must be a positive finite number, got {distance}"
+                    );
+                    self.error(&[name], msg);
+                }
+                let _ = self.duration(name, "window", &Some(window.clone()));
+                let what = if distinct.is_some() {
+                    "with `distinct` "
+                } else {
+                    ""
+                };
+                let msg = format!(
+                    "`{name}`: the counting rule (`Count` {what}of {n}) is not available in this version of ccpn"
                 );
+                self.error(&[name], msg);
                 None
             }
             OpSpec::A {

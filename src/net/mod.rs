@@ -176,6 +176,33 @@ impl Net {
         self.program.by_type.keys().map(|k| &**k)
     }
 
+    /// The attribute names the net reads (in `when` filters, `key:` and `distinct:`),
+    /// sorted, without repeats. Readers may share one copy of each.
+    pub fn attribute_names(&self) -> Vec<&str> {
+        use crate::model::Op;
+        let mut names: Vec<&str> = Vec::new();
+        for node in &self.model.nodes {
+            let (key, distinct) = match &node.op {
+                Op::Atomic {
+                    filter: Some(f), ..
+                } => {
+                    names.extend(f.fields());
+                    (None, None)
+                }
+                Op::Pair { opts, .. } | Op::Not { opts, .. } | Op::Any { opts, .. } => {
+                    (opts.key.as_deref(), opts.distinct.as_deref())
+                }
+                Op::Times { key, .. } | Op::Interval { key, .. } => (key.as_deref(), None),
+                _ => (None, None),
+            };
+            names.extend(key);
+            names.extend(distinct);
+        }
+        names.sort_unstable();
+        names.dedup();
+        names
+    }
+
     /// The compiled Petri net in Graphviz `dot` syntax.
     pub fn to_dot(&self) -> String {
         to_dot(&self.petri)

@@ -233,7 +233,20 @@ impl Detector {
 
     /// Runs `f` on unit `id` and fans its new tokens out along the connection transitions.
     fn fire(&mut self, id: usize, step: u64, f: impl FnOnce(&mut Unit, &mut Cx<'_>)) {
-        let Detector { net, units, timers, budget, now, serial, seq, inbox, dirty, produced, emitted, .. } = self;
+        let Detector {
+            net,
+            units,
+            timers,
+            budget,
+            now,
+            serial,
+            seq,
+            inbox,
+            dirty,
+            produced,
+            emitted,
+            ..
+        } = self;
         let mut cx = Cx {
             now: *now,
             cause: step,
@@ -281,7 +294,13 @@ impl Detector {
 }
 
 /// Puts `tok` in the input place `role` of unit `unit`, marking the unit to fire.
-fn deliver(inbox: &mut [Vec<(usize, Token)>], dirty: &mut BinaryHeap<Reverse<usize>>, unit: usize, role: usize, tok: Token) {
+fn deliver(
+    inbox: &mut [Vec<(usize, Token)>],
+    dirty: &mut BinaryHeap<Reverse<usize>>,
+    unit: usize,
+    role: usize,
+    tok: Token,
+) {
     if inbox[unit].is_empty() {
         dirty.push(Reverse(unit));
     }

@@ -172,7 +172,9 @@ impl Place {
         budget: &mut Budget,
         f: impl FnOnce(&mut Bucket) -> (R, usize),
     ) -> Option<R> {
-        let Some(w) = self.window else { return self.with_bucket(k, budget, f) };
+        let Some(w) = self.window else {
+            return self.with_bucket(k, budget, f);
+        };
         let horizon = now.saturating_add(-w);
         if now >= self.next_sweep {
             self.next_sweep = now.saturating_add(w.max(1_000_000));

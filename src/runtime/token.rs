@@ -81,7 +81,15 @@ impl Token {
                 members
             }),
         };
-        Token { start, end: y.end, cause: y.cause, serial: 0, term: y.term.clone(), members, extra: Extra::None }
+        Token {
+            start,
+            end: y.end,
+            cause: y.cause,
+            serial: 0,
+            term: y.term.clone(),
+            members,
+            extra: Extra::None,
+        }
     }
 }
 

@@ -124,9 +124,7 @@ pub enum Zone {
 impl Zone {
     fn contains(&self, p: (f64, f64)) -> bool {
         match self {
-            Zone::Rect { min, max } => {
-                min.0 <= p.0 && p.0 <= max.0 && min.1 <= p.1 && p.1 <= max.1
-            }
+            Zone::Rect { min, max } => min.0 <= p.0 && p.0 <= max.0 && min.1 <= p.1 && p.1 <= max.1,
             Zone::Circle { center, radius } => {
                 let (dx, dy) = (p.0 - center.0, p.1 - center.1);
                 dx * dx + dy * dy <= radius * radius
@@ -246,21 +244,87 @@ impl Opts {
 /// One operator of the net.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Op {
-    Atomic { ty: String, when: Option<When> },
-    Within { of: String, zones: Vec<String> },
-    Or { of: Vec<String> },
-    Seq { of: Vec<String>, opts: Opts },
-    And { of: Vec<String>, opts: Opts },
-    Not { start: String, absent: String, end: String, opts: Opts },
-    Any { m: usize, of: Vec<String>, opts: Opts },
-    Dist { a: String, b: String, max: f64, opts: Opts },
-    Direction { rel: Vec<Rel>, of: String, from: String, opts: Opts },
-    DirBox { rel: Vec<Rel>, of: String, zone: String },
-    Times { k: usize, of: String, within: Option<i64>, key: Option<String> },
-    A { start: String, e: String, end: String, within: Option<i64>, key: Option<String> },
-    AStar { start: String, e: String, end: String, within: Option<i64>, key: Option<String> },
-    P { start: String, period: i64, end: String, within: Option<i64>, key: Option<String> },
-    PStar { start: String, period: i64, end: String, within: Option<i64>, key: Option<String> },
+    Atomic {
+        ty: String,
+        when: Option<When>,
+    },
+    Within {
+        of: String,
+        zones: Vec<String>,
+    },
+    Or {
+        of: Vec<String>,
+    },
+    Seq {
+        of: Vec<String>,
+        opts: Opts,
+    },
+    And {
+        of: Vec<String>,
+        opts: Opts,
+    },
+    Not {
+        start: String,
+        absent: String,
+        end: String,
+        opts: Opts,
+    },
+    Any {
+        m: usize,
+        of: Vec<String>,
+        opts: Opts,
+    },
+    Dist {
+        a: String,
+        b: String,
+        max: f64,
+        opts: Opts,
+    },
+    Direction {
+        rel: Vec<Rel>,
+        of: String,
+        from: String,
+        opts: Opts,
+    },
+    DirBox {
+        rel: Vec<Rel>,
+        of: String,
+        zone: String,
+    },
+    Times {
+        k: usize,
+        of: String,
+        within: Option<i64>,
+        key: Option<String>,
+    },
+    A {
+        start: String,
+        e: String,
+        end: String,
+        within: Option<i64>,
+        key: Option<String>,
+    },
+    AStar {
+        start: String,
+        e: String,
+        end: String,
+        within: Option<i64>,
+        key: Option<String>,
+    },
+    P {
+        start: String,
+        period: i64,
+        end: String,
+        within: Option<i64>,
+        key: Option<String>,
+    },
+    PStar {
+        start: String,
+        period: i64,
+        end: String,
+        within: Option<i64>,
+        key: Option<String>,
+    },
 }
 
 impl Op {
@@ -272,7 +336,9 @@ impl Op {
             Op::Or { of } | Op::Seq { of, .. } | Op::And { of, .. } | Op::Any { of, .. } => {
                 of.iter().map(|s| s.as_str()).collect()
             }
-            Op::Not { start, absent, end, .. } => vec![start, absent, end],
+            Op::Not {
+                start, absent, end, ..
+            } => vec![start, absent, end],
             Op::Dist { a, b, .. } => vec![a, b],
             Op::Direction { of, from, .. } => vec![of, from],
             Op::A { start, e, end, .. } | Op::AStar { start, e, end, .. } => vec![start, e, end],
@@ -359,7 +425,12 @@ impl Net {
                 Op::Or { of } => format!("Or(of: {})", names(of)),
                 Op::Seq { of, opts } => format!("Seq(of: {}{})", names(of), self.opts_ron(opts)),
                 Op::And { of, opts } => format!("And(of: {}{})", names(of), self.opts_ron(opts)),
-                Op::Not { start, absent, end, opts } => format!(
+                Op::Not {
+                    start,
+                    absent,
+                    end,
+                    opts,
+                } => format!(
                     "Not(start: {start:?}, absent: {absent:?}, end: {end:?}{})",
                     self.opts_ron(opts)
                 ),
@@ -370,7 +441,12 @@ impl Net {
                     "Dist(a: {a:?}, b: {b:?}, max: {max:?}{})",
                     self.opts_ron(opts)
                 ),
-                Op::Direction { rel, of, from, opts } => format!(
+                Op::Direction {
+                    rel,
+                    of,
+                    from,
+                    opts,
+                } => format!(
                     "Direction(rel: {}, of: {of:?}, from: {from:?}{})",
                     rels(rel),
                     self.opts_ron(opts)
@@ -381,20 +457,44 @@ impl Net {
                 Op::Times { k, of, within, key } => {
                     format!("Times(k: {k}, of: {of:?}{})", self.wk_ron(within, key))
                 }
-                Op::A { start, e, end, within, key } => format!(
+                Op::A {
+                    start,
+                    e,
+                    end,
+                    within,
+                    key,
+                } => format!(
                     "A(start: {start:?}, e: {e:?}, end: {end:?}{})",
                     self.wk_ron(within, key)
                 ),
-                Op::AStar { start, e, end, within, key } => format!(
+                Op::AStar {
+                    start,
+                    e,
+                    end,
+                    within,
+                    key,
+                } => format!(
                     "AStar(start: {start:?}, e: {e:?}, end: {end:?}{})",
                     self.wk_ron(within, key)
                 ),
-                Op::P { start, period, end, within, key } => format!(
+                Op::P {
+                    start,
+                    period,
+                    end,
+                    within,
+                    key,
+                } => format!(
                     "P(start: {start:?}, period: {}, end: {end:?}{})",
                     self.dur(*period),
                     self.wk_ron(within, key)
                 ),
-                Op::PStar { start, period, end, within, key } => format!(
+                Op::PStar {
+                    start,
+                    period,
+                    end,
+                    within,
+                    key,
+                } => format!(
                     "PStar(start: {start:?}, period: {}, end: {end:?}{})",
                     self.dur(*period),
                     self.wk_ron(within, key)
@@ -513,7 +613,12 @@ impl Draft {
         ids.extend(y.ids.iter().copied());
         ids.sort_unstable();
         ids.dedup();
-        let start = parts.iter().map(|o| o.start).chain([y.start]).min().unwrap();
+        let start = parts
+            .iter()
+            .map(|o| o.start)
+            .chain([y.start])
+            .min()
+            .unwrap();
         Draft {
             start,
             end: y.end,
@@ -543,15 +648,54 @@ enum IvKind {
 
 #[derive(Clone, Debug)]
 enum NOp {
-    Atomic { ty: String, when: Option<When> },
-    Within { of: usize, zones: Vec<Zone> },
-    Or { of: Vec<usize> },
-    Pair { kind: PairKind, rels: Vec<Rel>, a: usize, b: usize, opts: Opts },
-    Not { start: usize, absent: usize, end: usize, opts: Opts },
-    Any { m: usize, of: Vec<usize>, opts: Opts },
-    DirBox { of: usize, rels: Vec<Rel>, rect: (f64, f64, f64, f64) },
-    Times { k: usize, of: usize, within: Option<i64>, key: Option<String> },
-    Interval { kind: IvKind, start: usize, e: Option<usize>, end: usize, within: Option<i64>, key: Option<String> },
+    Atomic {
+        ty: String,
+        when: Option<When>,
+    },
+    Within {
+        of: usize,
+        zones: Vec<Zone>,
+    },
+    Or {
+        of: Vec<usize>,
+    },
+    Pair {
+        kind: PairKind,
+        rels: Vec<Rel>,
+        a: usize,
+        b: usize,
+        opts: Opts,
+    },
+    Not {
+        start: usize,
+        absent: usize,
+        end: usize,
+        opts: Opts,
+    },
+    Any {
+        m: usize,
+        of: Vec<usize>,
+        opts: Opts,
+    },
+    DirBox {
+        of: usize,
+        rels: Vec<Rel>,
+        rect: (f64, f64, f64, f64),
+    },
+    Times {
+        k: usize,
+        of: usize,
+        within: Option<i64>,
+        key: Option<String>,
+    },
+    Interval {
+        kind: IvKind,
+        start: usize,
+        e: Option<usize>,
+        end: usize,
+        within: Option<i64>,
+        key: Option<String>,
+    },
 }
 
 impl NOp {
@@ -562,7 +706,9 @@ impl NOp {
             NOp::Within { of, .. } | NOp::DirBox { of, .. } | NOp::Times { of, .. } => vec![*of],
             NOp::Or { of } | NOp::Any { of, .. } => of.clone(),
             NOp::Pair { a, b, .. } => vec![*a, *b],
-            NOp::Not { start, absent, end, .. } => vec![*start, *absent, *end],
+            NOp::Not {
+                start, absent, end, ..
+            } => vec![*start, *absent, *end],
             NOp::Interval { start, e, end, .. } => {
                 let mut v = vec![*start];
                 v.extend(e.iter().copied());
@@ -615,7 +761,12 @@ fn key_str(attrs: &[(String, Val)], key: &str) -> Option<String> {
     attr(attrs, key).map(|v| format!("{v:?}"))
 }
 
-fn key_ok(x: &[(String, Val)], y: &[(String, Val)], key: &Option<String>, distinct: &Option<String>) -> bool {
+fn key_ok(
+    x: &[(String, Val)],
+    y: &[(String, Val)],
+    key: &Option<String>,
+    distinct: &Option<String>,
+) -> bool {
     if let Some(k) = key {
         match (attr(x, k), attr(y, k)) {
             (Some(a), Some(b)) if a == b => {}
@@ -654,49 +805,121 @@ impl Reference {
                 if let Some(&i) = self.by_name.get(name) {
                     return i;
                 }
-                let op = self.net.events.get(name).unwrap_or_else(|| panic!("no event {name}"));
+                let op = self
+                    .net
+                    .events
+                    .get(name)
+                    .unwrap_or_else(|| panic!("no event {name}"));
                 let mut ids = Vec::new();
                 for o in op.operands() {
                     ids.push(self.node(o));
                 }
                 let zone = |z: &str| self.net.zones[z].clone();
                 let nop = match op {
-                    Op::Atomic { ty, when } => NOp::Atomic { ty: ty.clone(), when: when.clone() },
+                    Op::Atomic { ty, when } => NOp::Atomic {
+                        ty: ty.clone(),
+                        when: when.clone(),
+                    },
                     Op::Within { zones, .. } => NOp::Within {
                         of: ids[0],
                         zones: zones.iter().map(|z| zone(z)).collect(),
                     },
                     Op::Or { .. } => NOp::Or { of: ids },
                     Op::Seq { opts, .. } | Op::And { opts, .. } => {
-                        let kind = if matches!(op, Op::Seq { .. }) { PairKind::Seq } else { PairKind::And };
+                        let kind = if matches!(op, Op::Seq { .. }) {
+                            PairKind::Seq
+                        } else {
+                            PairKind::And
+                        };
                         let mut acc = ids[0];
                         for &next in &ids[1..ids.len() - 1] {
-                            self.nodes.push(NOp::Pair { kind, rels: vec![], a: acc, b: next, opts: opts.clone() });
+                            self.nodes.push(NOp::Pair {
+                                kind,
+                                rels: vec![],
+                                a: acc,
+                                b: next,
+                                opts: opts.clone(),
+                            });
                             acc = self.nodes.len() - 1;
                         }
-                        NOp::Pair { kind, rels: vec![], a: acc, b: ids[ids.len() - 1], opts: opts.clone() }
+                        NOp::Pair {
+                            kind,
+                            rels: vec![],
+                            a: acc,
+                            b: ids[ids.len() - 1],
+                            opts: opts.clone(),
+                        }
                     }
-                    Op::Not { opts, .. } => NOp::Not { start: ids[0], absent: ids[1], end: ids[2], opts: opts.clone() },
-                    Op::Any { m, opts, .. } => NOp::Any { m: *m, of: ids, opts: opts.clone() },
-                    Op::Dist { max, opts, .. } => NOp::Pair { kind: PairKind::Dist(*max), rels: vec![], a: ids[0], b: ids[1], opts: opts.clone() },
-                    Op::Direction { rel, opts, .. } => NOp::Pair { kind: PairKind::Dir, rels: rel.clone(), a: ids[0], b: ids[1], opts: opts.clone() },
+                    Op::Not { opts, .. } => NOp::Not {
+                        start: ids[0],
+                        absent: ids[1],
+                        end: ids[2],
+                        opts: opts.clone(),
+                    },
+                    Op::Any { m, opts, .. } => NOp::Any {
+                        m: *m,
+                        of: ids,
+                        opts: opts.clone(),
+                    },
+                    Op::Dist { max, opts, .. } => NOp::Pair {
+                        kind: PairKind::Dist(*max),
+                        rels: vec![],
+                        a: ids[0],
+                        b: ids[1],
+                        opts: opts.clone(),
+                    },
+                    Op::Direction { rel, opts, .. } => NOp::Pair {
+                        kind: PairKind::Dir,
+                        rels: rel.clone(),
+                        a: ids[0],
+                        b: ids[1],
+                        opts: opts.clone(),
+                    },
                     Op::DirBox { rel, zone: z, .. } => {
                         let Zone::Rect { min, max } = zone(z) else {
                             panic!("box zones must be rectangles in the reference")
                         };
-                        NOp::DirBox { of: ids[0], rels: rel.clone(), rect: (min.0, min.1, max.0, max.1) }
+                        NOp::DirBox {
+                            of: ids[0],
+                            rels: rel.clone(),
+                            rect: (min.0, min.1, max.0, max.1),
+                        }
                     }
-                    Op::Times { k, within, key, .. } => NOp::Times { k: *k, of: ids[0], within: *within, key: key.clone() },
+                    Op::Times { k, within, key, .. } => NOp::Times {
+                        k: *k,
+                        of: ids[0],
+                        within: *within,
+                        key: key.clone(),
+                    },
                     Op::A { within, key, .. } | Op::AStar { within, key, .. } => NOp::Interval {
-                        kind: if matches!(op, Op::A { .. }) { IvKind::A } else { IvKind::AStar },
+                        kind: if matches!(op, Op::A { .. }) {
+                            IvKind::A
+                        } else {
+                            IvKind::AStar
+                        },
                         start: ids[0],
                         e: Some(ids[1]),
                         end: ids[2],
                         within: *within,
                         key: key.clone(),
                     },
-                    Op::P { period, within, key, .. } | Op::PStar { period, within, key, .. } => NOp::Interval {
-                        kind: if matches!(op, Op::P { .. }) { IvKind::P(*period) } else { IvKind::PStar(*period) },
+                    Op::P {
+                        period,
+                        within,
+                        key,
+                        ..
+                    }
+                    | Op::PStar {
+                        period,
+                        within,
+                        key,
+                        ..
+                    } => NOp::Interval {
+                        kind: if matches!(op, Op::P { .. }) {
+                            IvKind::P(*period)
+                        } else {
+                            IvKind::PStar(*period)
+                        },
                         start: ids[0],
                         e: None,
                         end: ids[1],
@@ -710,16 +933,32 @@ impl Reference {
                 id
             }
         }
-        let mut b = B { net, nodes: Vec::new(), by_name: HashMap::new() };
+        let mut b = B {
+            net,
+            nodes: Vec::new(),
+            by_name: HashMap::new(),
+        };
         for name in net.events.keys() {
             b.node(name);
         }
-        let outputs: Vec<(String, usize)> = net.outputs.iter().map(|o| (o.clone(), b.by_name[o])).collect();
+        let outputs: Vec<(String, usize)> = net
+            .outputs
+            .iter()
+            .map(|o| (o.clone(), b.by_name[o]))
+            .collect();
         let pstar = b
             .nodes
             .iter()
             .enumerate()
-            .filter(|(_, n)| matches!(n, NOp::Interval { kind: IvKind::PStar(_), .. }))
+            .filter(|(_, n)| {
+                matches!(
+                    n,
+                    NOp::Interval {
+                        kind: IvKind::PStar(_),
+                        ..
+                    }
+                )
+            })
             .map(|(i, _)| i)
             .collect();
         let n = b.nodes.len();
@@ -760,7 +999,11 @@ impl Reference {
                 .map(|o| Det {
                     time: o.end as f64,
                     ids: o.ids.iter().map(|&i| self.events[i].id).collect(),
-                    ticks: if self.pstar.contains(node) { o.ticks } else { None },
+                    ticks: if self.pstar.contains(node) {
+                        o.ticks
+                    } else {
+                        None
+                    },
                 })
                 .collect();
             out.insert(name.clone(), dets);
@@ -773,7 +1016,12 @@ impl Reference {
         loop {
             let mut best: Option<(i64, usize, u64, String)> = None;
             for (n, op) in self.nodes.iter().enumerate() {
-                let NOp::Interval { kind: IvKind::P(period), within, .. } = op else {
+                let NOp::Interval {
+                    kind: IvKind::P(period),
+                    within,
+                    ..
+                } = op
+                else {
                     continue;
                 };
                 for (k, iv) in &self.state[n].open {
@@ -785,7 +1033,10 @@ impl Reference {
                         continue;
                     }
                     let cand = (t, n, iv.seq, k.clone());
-                    if best.as_ref().is_none_or(|b| (cand.0, cand.1, cand.2) < (b.0, b.1, b.2)) {
+                    if best
+                        .as_ref()
+                        .is_none_or(|b| (cand.0, cand.1, cand.2) < (b.0, b.1, b.2))
+                    {
                         best = Some(cand);
                     }
                 }
@@ -803,7 +1054,9 @@ impl Reference {
             let mut drafts = Vec::new();
             if let Some((tn, key, t)) = &tick {
                 if *tn == n {
-                    let NOp::Interval { start, .. } = &self.nodes[n] else { unreachable!() };
+                    let NOp::Interval { start, .. } = &self.nodes[n] else {
+                        unreachable!()
+                    };
                     let iv = self.state[n].open.get_mut(key).unwrap();
                     iv.next_k += 1;
                     let s = &self.hist[*start][iv.s];
@@ -884,19 +1137,43 @@ impl Reference {
                 }
                 out
             }
-            NOp::Pair { kind, rels, a, b, opts } => self.pair_step(n, step, *kind, rels, *a, *b, opts),
-            NOp::Not { start, absent, end, opts } => self.not_step(n, step, *start, *absent, *end, opts),
+            NOp::Pair {
+                kind,
+                rels,
+                a,
+                b,
+                opts,
+            } => self.pair_step(n, step, *kind, rels, *a, *b, opts),
+            NOp::Not {
+                start,
+                absent,
+                end,
+                opts,
+            } => self.not_step(n, step, *start, *absent, *end, opts),
             NOp::Any { m, of, opts } => self.any_step(n, step, *m, of, opts),
             NOp::Times { k, of, within, key } => self.times_step(n, step, *k, *of, *within, key),
-            NOp::Interval { kind, start, e, end, within, key } => {
-                self.interval_step(n, step, *kind, *start, *e, *end, *within, key)
-            }
+            NOp::Interval {
+                kind,
+                start,
+                e,
+                end,
+                within,
+                key,
+            } => self.interval_step(n, step, *kind, *start, *e, *end, *within, key),
         }
     }
 
     /// Fires `y` against the eligible candidates `cands` (indices in `hist[pool]`,
     /// oldest first) according to the context; marks consumption.
-    fn fire(&mut self, n: usize, ctx: Ctx, pool: usize, cands: Vec<usize>, ynode: usize, yi: usize) -> Vec<Draft> {
+    fn fire(
+        &mut self,
+        n: usize,
+        ctx: Ctx,
+        pool: usize,
+        cands: Vec<usize>,
+        ynode: usize,
+        yi: usize,
+    ) -> Vec<Draft> {
         if cands.is_empty() {
             return vec![];
         }
@@ -911,8 +1188,14 @@ impl Reference {
                 let i = cands[0];
                 (vec![Draft::merge(&[x(i)], y)], vec![i])
             }
-            Ctx::Continuous => (cands.iter().map(|&i| Draft::merge(&[x(i)], y)).collect(), cands.clone()),
-            Ctx::Unrestricted => (cands.iter().map(|&i| Draft::merge(&[x(i)], y)).collect(), vec![]),
+            Ctx::Continuous => (
+                cands.iter().map(|&i| Draft::merge(&[x(i)], y)).collect(),
+                cands.clone(),
+            ),
+            Ctx::Unrestricted => (
+                cands.iter().map(|&i| Draft::merge(&[x(i)], y)).collect(),
+                vec![],
+            ),
             Ctx::Cumulative => {
                 let parts: Vec<&Occ> = cands.iter().map(|&i| x(i)).collect();
                 (vec![Draft::merge(&parts, y)], cands.clone())
@@ -933,7 +1216,16 @@ impl Reference {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn pair_step(&mut self, n: usize, step: usize, kind: PairKind, rels: &[Rel], a: usize, b: usize, opts: &Opts) -> Vec<Draft> {
+    fn pair_step(
+        &mut self,
+        n: usize,
+        step: usize,
+        kind: PairKind,
+        rels: &[Rel],
+        a: usize,
+        b: usize,
+        opts: &Opts,
+    ) -> Vec<Draft> {
         // (y node, y index, pool node, y comes from `a`)
         let mut ys: Vec<(usize, usize, usize, bool)> = Vec::new();
         if a == b {
@@ -971,7 +1263,9 @@ impl Reference {
                     match kind {
                         PairKind::Seq | PairKind::And => true,
                         PairKind::Dist(max) => match (x.loc, y.loc) {
-                            (Some(p), Some(q)) => ((p.0 - q.0).powi(2) + (p.1 - q.1).powi(2)).sqrt() <= max,
+                            (Some(p), Some(q)) => {
+                                ((p.0 - q.0).powi(2) + (p.1 - q.1).powi(2)).sqrt() <= max
+                            }
                             _ => false,
                         },
                         PairKind::Dir => match (x.loc, y.loc) {
@@ -996,7 +1290,15 @@ impl Reference {
         out
     }
 
-    fn not_step(&mut self, n: usize, step: usize, start: usize, absent: usize, end: usize, opts: &Opts) -> Vec<Draft> {
+    fn not_step(
+        &mut self,
+        n: usize,
+        step: usize,
+        start: usize,
+        absent: usize,
+        end: usize,
+        opts: &Opts,
+    ) -> Vec<Draft> {
         let mut out = Vec::new();
         for yi in self.produced(end, step) {
             let y = &self.hist[end][yi];
@@ -1029,7 +1331,14 @@ impl Reference {
         out
     }
 
-    fn any_step(&mut self, n: usize, step: usize, m: usize, of: &[usize], opts: &Opts) -> Vec<Draft> {
+    fn any_step(
+        &mut self,
+        n: usize,
+        step: usize,
+        m: usize,
+        of: &[usize],
+        opts: &Opts,
+    ) -> Vec<Draft> {
         let mut out = Vec::new();
         for (role, &ynode) in of.iter().enumerate() {
             for yi in self.produced(ynode, step) {
@@ -1037,9 +1346,13 @@ impl Reference {
                 if !fits(opts.within, y.start, y.end) {
                     continue;
                 }
-                // A keyed (or distinct) Any ignores occurrences without the attribute.
-                let has = |a: &Option<String>| a.as_ref().is_none_or(|k| attr(&y.attrs, k).is_some());
-                if !has(&opts.key) || !has(&opts.distinct) {
+                // A keyed Any ignores occurrences without the key, even with m = 1
+                // (where `distinct` is vacuous: a set of one is pairwise distinct).
+                if opts
+                    .key
+                    .as_ref()
+                    .is_some_and(|k| attr(&y.attrs, k).is_none())
+                {
                     continue;
                 }
                 if m == 1 {
@@ -1057,7 +1370,8 @@ impl Reference {
                         if x.step >= step {
                             continue;
                         }
-                        if Self::consuming(opts.ctx) && self.state[n].consumed.contains(&(node, i)) {
+                        if Self::consuming(opts.ctx) && self.state[n].consumed.contains(&(node, i))
+                        {
                             continue;
                         }
                         if !fits(opts.within, x.start.min(y.start), y.end) {
@@ -1066,20 +1380,33 @@ impl Reference {
                         if !key_ok(&x.attrs, &y.attrs, &opts.key, &opts.distinct) {
                             continue;
                         }
-                        keyed.push(((x.step, r, x.pos), node, i));
+                        // Decision 3: within a step, by role. `any_role_order` in
+                        // CCPN_PROP_AVOID orders by node (production order) instead,
+                        // as ccpn does, to look past that known disagreement.
+                        let rank = if gen::avoided("any_role_order") {
+                            node
+                        } else {
+                            r
+                        };
+                        keyed.push(((x.step, rank, x.pos), node, i));
                     }
                 }
                 keyed.sort_by_key(|k| k.0);
                 if opts.ctx == Ctx::Recent {
                     keyed.reverse();
                 }
-                // Greedy choice in the context's order, skipping conflicts.
+                // Recent / Chronicle (decision 8): each other operand's most recent
+                // (oldest) eligible occurrence, kept in that order.
+                if opts.ctx != Ctx::Cumulative {
+                    let mut seen = HashSet::new();
+                    keyed.retain(|(_, node, _)| seen.insert(*node));
+                }
+                // Decision 5: greedy choice in the context's order, skipping
+                // occurrences whose `distinct` value is already chosen.
                 let mut chosen: Vec<(usize, usize, usize)> = Vec::new(); // (role, node, idx)
-                for ((_, r, _), node, i) in keyed {
+                for ((_, _, _), node, i) in keyed {
+                    let r = of.iter().position(|&o| o == node).unwrap();
                     let x = &self.hist[node][i];
-                    if opts.ctx != Ctx::Cumulative && chosen.iter().any(|c| c.0 == r) {
-                        continue;
-                    }
                     if let Some(d) = &opts.distinct {
                         let conflict = chosen.iter().any(|c| {
                             let o = &self.hist[c.1][c.2];
@@ -1114,7 +1441,15 @@ impl Reference {
         out
     }
 
-    fn times_step(&mut self, n: usize, step: usize, k: usize, of: usize, within: Option<i64>, key: &Option<String>) -> Vec<Draft> {
+    fn times_step(
+        &mut self,
+        n: usize,
+        step: usize,
+        k: usize,
+        of: usize,
+        within: Option<i64>,
+        key: &Option<String>,
+    ) -> Vec<Draft> {
         let mut out = Vec::new();
         for yi in self.produced(of, step) {
             let y = self.hist[of][yi].clone();
@@ -1177,7 +1512,9 @@ impl Reference {
             for yi in self.produced(e, step) {
                 let y = &self.hist[e][yi];
                 let Some(k) = kv(&y.attrs) else { continue };
-                let Some(iv) = self.state[n].open.get_mut(&k) else { continue };
+                let Some(iv) = self.state[n].open.get_mut(&k) else {
+                    continue;
+                };
                 let s = &self.hist[start][iv.s];
                 if s.step >= step {
                     continue;
@@ -1197,7 +1534,9 @@ impl Reference {
         for zi in self.produced(end, step) {
             let z = &self.hist[end][zi];
             let Some(k) = kv(&z.attrs) else { continue };
-            let Some(iv) = self.state[n].open.get(&k) else { continue };
+            let Some(iv) = self.state[n].open.get(&k) else {
+                continue;
+            };
             let s = &self.hist[start][iv.s];
             if s.step >= step {
                 continue;
@@ -1222,11 +1561,15 @@ impl Reference {
                     if fits(within, d.start, d.end) {
                         let mut ticks = 0;
                         let mut kk = 1;
-                        while iv.t0 + kk * period < z.end && within.is_none_or(|w| kk * period <= w) {
+                        while iv.t0 + kk * period < z.end && within.is_none_or(|w| kk * period <= w)
+                        {
                             ticks += 1;
                             kk += 1;
                         }
-                        out.push(Draft { ticks: Some(ticks), ..d });
+                        out.push(Draft {
+                            ticks: Some(ticks),
+                            ..d
+                        });
                     }
                 }
             }

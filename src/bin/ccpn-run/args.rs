@@ -78,7 +78,7 @@ fn parse_duration(s: &str) -> Result<i64, String> {
         _ => return Err(format!("`{s}`: unknown unit (use ms, s, m, h or d)")),
     };
     let us = v * scale * 1e6;
-    if !us.is_finite() || us < 0.0 || us > 1e18 {
+    if !(0.0..=1e18).contains(&us) {
         return Err(format!("`{s}` is not a non-negative duration"));
     }
     Ok(us.round() as i64)

@@ -54,7 +54,14 @@ pub(crate) fn run(args: &Args, net: Net) -> io::Result<ExitCode> {
     let space = net.space();
     let reader = {
         let stop = stop.clone();
+        let mut names: Vec<String> = net
+            .attribute_names()
+            .into_iter()
+            .map(str::to_owned)
+            .collect();
+        names.extend(net.event_types().map(str::to_owned));
         let cfg = ReaderConfig {
+            names,
             format: args.format,
             space,
             max_delay: args.max_delay,
@@ -163,6 +170,8 @@ pub(crate) fn run(args: &Args, net: Net) -> io::Result<ExitCode> {
 }
 
 struct ReaderConfig {
+    /// Attribute names and types the net reads: events share one copy of each.
+    names: Vec<String>,
     format: FormatArg,
     space: ccpn::Space,
     max_delay: i64,
@@ -181,7 +190,9 @@ fn read_events(
     let mut lines = Lines::new(input, cfg.max_line_bytes);
     let mut counts = ReadCounts::default();
     let mut parser: Option<LineParser> = match cfg.format {
-        FormatArg::Jsonl => Some(LineParser::json(cfg.space)),
+        FormatArg::Jsonl => {
+            Some(LineParser::json(cfg.space).with_known_names(cfg.names.iter().map(String::as_str)))
+        }
         _ => None,
     };
     let mut reorder: Reorder<Event> = Reorder::new(cfg.max_delay);
@@ -224,7 +235,9 @@ fn read_events(
                 };
                 if format == Format::Csv {
                     match LineParser::csv(line, cfg.space) {
-                        Ok(p) => parser = Some(p),
+                        Ok(p) => {
+                            parser = Some(p.with_known_names(cfg.names.iter().map(String::as_str)))
+                        }
                         Err(e) => {
                             writeln!(err, "ccpn-run: line {no}: bad CSV header: {e}")?;
                             err.flush()?;
@@ -234,7 +247,10 @@ fn read_events(
                     }
                     continue;
                 }
-                parser.insert(LineParser::json(cfg.space))
+                parser.insert(
+                    LineParser::json(cfg.space)
+                        .with_known_names(cfg.names.iter().map(String::as_str)),
+                )
             }
         };
         counts.read += 1;

@@ -115,7 +115,7 @@ impl Any {
             }
             ctx => {
                 if ctx == Context::Recent {
-                    cands.sort_unstable_by(|a, b| b.2.cmp(&a.2));
+                    cands.sort_unstable_by_key(|c| std::cmp::Reverse(c.2));
                 } else {
                     cands.sort_unstable_by_key(|c| c.2);
                 }

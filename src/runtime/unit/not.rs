@@ -64,16 +64,17 @@ impl Not {
                     return;
                 }
                 let opts = &self.opts;
-                self.starts.with_live_bucket(&key, cx.now, cx.budget, |bucket| {
-                    let binding = bind(opts.context, bucket, |x| eligible(opts, x, y));
-                    binding.fire(bucket, y, |t, _| cx.out.push(t));
-                    let removed = if binding != Binding::None && opts.context.consumes() {
-                        remove_positions(bucket, binding.positions())
-                    } else {
-                        0
-                    };
-                    ((), removed)
-                });
+                self.starts
+                    .with_live_bucket(&key, cx.now, cx.budget, |bucket| {
+                        let binding = bind(opts.context, bucket, |x| eligible(opts, x, y));
+                        binding.fire(bucket, y, |t, _| cx.out.push(t));
+                        let removed = if binding != Binding::None && opts.context.consumes() {
+                            remove_positions(bucket, binding.positions())
+                        } else {
+                            0
+                        };
+                        ((), removed)
+                    });
             }
         }
     }

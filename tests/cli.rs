@@ -1,0 +1,313 @@
+//! `ccpn-run` end to end: errors for bad nets and bad lines, exit codes, stats,
+//! reordering, CSV, `--dot`, and a closed stdout.
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_ccpn-run"))
+}
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn net(name: &str) -> PathBuf {
+    root().join("tests/nets").join(name)
+}
+
+/// Runs `ccpn-run args` with `input` on stdin.
+fn run(args: &[&str], input: &str) -> Output {
+    let mut child = bin()
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn ccpn-run");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let input = input.to_owned();
+    let feeder = std::thread::spawn(move || {
+        let _ = stdin.write_all(input.as_bytes());
+    });
+    let out = child.wait_with_output().expect("wait");
+    feeder.join().expect("feeder");
+    out
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// The `--stats` summary: the last line of stderr.
+fn stats(out: &Output) -> serde_json::Value {
+    let err = text(&out.stderr);
+    let last = err.lines().last().expect("a stats line");
+    serde_json::from_str(last).unwrap_or_else(|e| panic!("stats line {last:?}: {e}"))
+}
+
+const SEQ_NET: &str = r#"Net(
+    events: { "a": Atomic(type: "A"), "b": Atomic(type: "B"), "ab": Seq(of: ["a", "b"], within: 10.0) },
+    outputs: ["ab"],
+)"#;
+
+fn seq_net() -> tempfile_path::Temp {
+    tempfile_path::Temp::with("seq.ron", SEQ_NET)
+}
+
+/// A file in the target directory's scratch space, removed on drop.
+mod tempfile_path {
+    use std::path::PathBuf;
+
+    pub(crate) struct Temp(pub(crate) PathBuf);
+
+    impl Temp {
+        pub(crate) fn with(name: &str, contents: &str) -> Temp {
+            let dir = std::env::temp_dir().join(format!("ccpn-cli-{}", std::process::id()));
+            std::fs::create_dir_all(&dir).expect("temp dir");
+            let path = dir.join(format!("{}-{name}", super::unique()));
+            std::fs::write(&path, contents).expect("write temp");
+            Temp(path)
+        }
+
+        pub(crate) fn path(&self) -> &str {
+            self.0.to_str().expect("utf-8 path")
+        }
+    }
+
+    impl Drop for Temp {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_file(&self.0);
+        }
+    }
+}
+
+fn unique() -> u64 {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static N: AtomicU64 = AtomicU64::new(0);
+    N.fetch_add(1, Ordering::Relaxed)
+}
+
+#[test]
+fn bad_net_reports_every_problem_with_file_line_and_column() {
+    let out = run(&[net("bad_names.ron").to_str().unwrap()], "");
+    assert_eq!(out.status.code(), Some(2));
+    let err = text(&out.stderr);
+    let file = net("bad_names.ron").display().to_string();
+    for expected in [
+        format!("{file}:4:29: `ab` refers to `nowhere`, which is not an event of the net"),
+        format!("{file}:5:9: cycle between composite events: x -> y -> x"),
+        "`many`: `m` must be between 1 and 2 (the operand count), got 4".to_owned(),
+        "`neg`: `within`: duration -3 is negative".to_owned(),
+        format!("{file}:9:40: `inz` refers to unknown zone `atlantis`"),
+        format!("{file}:11:21: output `ghost` is not an event of the net"),
+    ] {
+        assert!(err.contains(&expected), "missing {expected:?} in:\n{err}");
+    }
+}
+
+#[test]
+fn unknown_field_is_located() {
+    let out = run(&["--check", net("bad_syntax.ron").to_str().unwrap()], "");
+    assert_eq!(out.status.code(), Some(2));
+    let err = text(&out.stderr);
+    assert!(err.contains("bad_syntax.ron:3:"), "{err}");
+    assert!(err.contains("colour"), "{err}");
+}
+
+#[test]
+fn bad_when_expression_points_into_the_string() {
+    let out = run(&["--check", net("bad_when.ron").to_str().unwrap()], "");
+    assert_eq!(out.status.code(), Some(2));
+    let err = text(&out.stderr);
+    assert!(err.contains("bad_when.ron:3:"), "{err}");
+    assert!(err.contains("bad `when` expression"), "{err}");
+}
+
+#[test]
+fn missing_net_file_is_an_error() {
+    let out = run(&["/nonexistent/net.ron"], "");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("cannot read net file /nonexistent/net.ron"));
+}
+
+#[test]
+fn check_prints_summary_and_warnings() {
+    let out = run(&["--check", net("unbounded.ron").to_str().unwrap()], "");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let o = text(&out.stdout);
+    assert!(o.contains(": ok: 3 components"), "{o}");
+    assert!(
+        o.contains("warning:") && o.contains("`ab` has no `within`"),
+        "{o}"
+    );
+}
+
+#[test]
+fn bad_and_late_lines_are_reported_counted_and_the_run_goes_on() {
+    let n = seq_net();
+    let input = "{\"id\":1,\"type\":\"A\",\"time\":5}\n\
+                 not json\n\
+                 \n\
+                 {\"id\":2,\"type\":\"B\",\"time\":3}\n\
+                 {\"type\":\"B\",\"time\":6}\n\
+                 {\"id\":3,\"type\":\"B\",\"time\":7}\n";
+    let out = run(&[n.path(), "--stats"], input);
+    assert_eq!(out.status.code(), Some(0));
+    let err = text(&out.stderr);
+    assert!(err.contains("line 2: rejected: not valid JSON"), "{err}");
+    assert!(
+        err.contains("line 4: late: time 3 is before 5 already processed"),
+        "{err}"
+    );
+    assert!(
+        err.contains("line 5: rejected: missing field `id`"),
+        "{err}"
+    );
+    let s = stats(&out);
+    assert_eq!(
+        (s["read"].as_u64(), s["processed"].as_u64()),
+        (Some(5), Some(2))
+    );
+    assert_eq!(
+        (s["rejected"].as_u64(), s["late"].as_u64()),
+        (Some(2), Some(1))
+    );
+    assert_eq!(s["detections"].as_u64(), Some(1));
+    assert!(s["events_per_s"].as_f64().is_some());
+    let o = text(&out.stdout);
+    assert_eq!(o.lines().count(), 1, "{o}");
+    assert!(o.contains("\"ids\":[1,3]"), "{o}");
+}
+
+#[test]
+fn strict_stops_at_the_first_bad_line() {
+    let n = seq_net();
+    let input =
+        "{\"id\":1,\"type\":\"A\",\"time\":5}\nnot json\n{\"id\":3,\"type\":\"B\",\"time\":7}\n";
+    let out = run(&[n.path(), "--strict", "--stats"], input);
+    assert_eq!(out.status.code(), Some(3));
+    assert!(text(&out.stdout).is_empty());
+    let s = stats(&out);
+    assert_eq!(s["read"].as_u64(), Some(2));
+}
+
+#[test]
+fn max_delay_reorders_and_late_file_keeps_late_lines_unchanged() {
+    let n = seq_net();
+    let late = tempfile_path::Temp::with("late.jsonl", "");
+    let input = "{\"id\":2,\"type\":\"B\",\"time\":6}\n\
+                 {\"id\":1,\"type\":\"A\",\"time\":5}\n\
+                 {\"id\":9,\"type\":\"A\",\"time\":20}\n\
+                 {\"id\":3, \"type\":\"B\", \"time\":4}\n";
+    let out = run(
+        &[
+            n.path(),
+            "--max-delay",
+            "2s",
+            "--late",
+            late.path(),
+            "--stats",
+        ],
+        input,
+    );
+    assert_eq!(out.status.code(), Some(0));
+    let o = text(&out.stdout);
+    assert!(o.contains("\"ids\":[1,2]"), "a reordered within 2 s: {o}");
+    let s = stats(&out);
+    assert_eq!(s["late"].as_u64(), Some(1));
+    let kept = std::fs::read_to_string(&late.0).expect("late file");
+    assert_eq!(kept, "{\"id\":3, \"type\":\"B\", \"time\":4}\n");
+}
+
+#[test]
+fn csv_input_is_detected_from_its_header() {
+    let n = seq_net();
+    let input = "id,type,time,ship\n1,A,0,s1\n2,B,4,\"s,2\"\n";
+    let out = run(&[n.path(), "--stats"], input);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("\"ids\":[1,2]"));
+    assert_eq!(stats(&out)["read"].as_u64(), Some(2));
+}
+
+#[test]
+fn dot_output_renders_with_graphviz() {
+    let out = run(
+        &["--dot", root().join("nets/harbour.ron").to_str().unwrap()],
+        "",
+    );
+    assert_eq!(out.status.code(), Some(0));
+    let dot = text(&out.stdout);
+    assert!(dot.starts_with("digraph ccpn {"));
+    assert!(dot.contains("shape=circle") && dot.contains("shape=box"));
+    let has_dot = Command::new("dot").arg("-V").output().is_ok();
+    if !has_dot {
+        // CI installs graphviz; elsewhere the structural checks above must do.
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI must have graphviz's `dot`"
+        );
+        return;
+    }
+    let mut child = Command::new("dot")
+        .arg("-Tsvg")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("dot");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(dot.as_bytes())
+        .expect("feed dot");
+    let rendered = child.wait_with_output().expect("dot runs");
+    assert!(
+        rendered.status.success(),
+        "dot failed: {}",
+        text(&rendered.stderr)
+    );
+    assert!(text(&rendered.stdout).contains("<svg"));
+}
+
+#[test]
+fn closed_stdout_ends_quietly() {
+    let harbour = root().join("nets/harbour.ron");
+    let events = root().join("examples/harbour.jsonl");
+    let mut child = bin()
+        .args([harbour.to_str().unwrap(), events.to_str().unwrap()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let mut stdout = child.stdout.take().expect("stdout");
+    let mut first = [0u8; 16];
+    stdout.read_exact(&mut first).expect("some output");
+    drop(stdout);
+    let out = child.wait_with_output().expect("wait");
+    assert_eq!(out.status.code(), Some(0));
+    let err = text(&out.stderr);
+    assert!(
+        !err.contains("Broken pipe") && !err.contains("panicked"),
+        "{err}"
+    );
+}
+
+#[test]
+fn shipped_sample_detects_entries() {
+    let out = bin()
+        .args([
+            root().join("nets/harbour.ron"),
+            root().join("examples/harbour.jsonl"),
+        ])
+        .arg("--stats")
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(0));
+    let s = stats(&out);
+    assert_eq!(s["read"].as_u64(), s["processed"].as_u64());
+    assert!(s["by_output"]["entry"].as_u64().unwrap_or(0) > 0, "{s}");
+    assert!(Path::new(&root().join("README.md")).exists());
+}
