@@ -141,7 +141,11 @@ fn check(family: Family, choices: &[u32], specs: &[EvSpec]) -> Result<(), TestCa
 
 fn config() -> ProptestConfig {
     ProptestConfig {
-        cases: 256,
+        // PROPTEST_CASES overrides, for longer runs.
+        cases: std::env::var("PROPTEST_CASES")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(256),
         failure_persistence: None,
         max_shrink_iters: 4096,
         ..ProptestConfig::default()
@@ -756,17 +760,105 @@ fn tmp_case() {
         within: w,
         key: None,
     };
-    let pk = |start: &str, end: &str| Op::P { start: start.into(), period: 1, end: end.into(), within: Some(1), key: Some("ship".into()) };
+    let pk = |start: &str, end: &str| Op::P {
+        start: start.into(),
+        period: 1,
+        end: end.into(),
+        within: Some(1),
+        key: Some("ship".into()),
+    };
     let ship = |id, ty: &str, t, s: &str| Ev::new(id, ty, t).with("ship", Val::Str(s.into()));
-    let base = || vec![("a", atomic("A")), ("b", atomic("B")), ("c", atomic("C")), ("d", atomic("D"))];
-    let mk = |op: Op| { let mut v = base(); v.push(("pk", op)); net(v, &["pk"]) };
-    let ps = || ("ps", Op::PStar { start: "b".into(), period: 1, end: "c".into(), within: None, key: None });
-    let mk2 = |op: Op| { let mut v = base(); v.push(("pk", op)); v.push(ps()); net(v, &["pk", "ps"]) };
+    let base = || {
+        vec![
+            ("a", atomic("A")),
+            ("b", atomic("B")),
+            ("c", atomic("C")),
+            ("d", atomic("D")),
+        ]
+    };
+    let mk = |op: Op| {
+        let mut v = base();
+        v.push(("pk", op));
+        net(v, &["pk"])
+    };
+    let ps = || {
+        (
+            "ps",
+            Op::PStar {
+                start: "b".into(),
+                period: 1,
+                end: "c".into(),
+                within: None,
+                key: None,
+            },
+        )
+    };
+    let mk2 = |op: Op| {
+        let mut v = base();
+        v.push(("pk", op));
+        v.push(ps());
+        v.push((
+            "o",
+            Op::Or {
+                of: vec!["c".into()],
+            },
+        ));
+        net(v, &["pk", "ps"])
+    };
     let cases = vec![
-        (mk2(pk("ps", "d")), vec![Ev::new(1, "B", 0), ship(2, "C", 1, "s0"), Ev::new(5, "B", 2)]),
-        (mk2(Op::P { start: "ps".into(), period: 1, end: "d".into(), within: Some(1), key: None }), vec![Ev::new(1, "B", 0), Ev::new(2, "C", 1), Ev::new(5, "B", 2)]),
-        (mk2(Op::P { start: "ps".into(), period: 1, end: "d".into(), within: None, key: None }), vec![Ev::new(1, "B", 0), Ev::new(2, "C", 1), Ev::new(5, "B", 2), Ev::new(6, "A", 4)]),
-        (mk2(Op::P { start: "ps".into(), period: 1, end: "d".into(), within: None, key: None }), vec![Ev::new(1, "B", 0), Ev::new(2, "C", 1), Ev::new(5, "B", 3), Ev::new(6, "A", 4)]),
+        (
+            mk2(pk("ps", "b")),
+            vec![
+                Ev::new(1, "B", 0),
+                ship(2, "C", 1, "s0"),
+                ship(5, "B", 2, "s1"),
+            ],
+        ),
+        (
+            mk2(Op::P {
+                start: "ps".into(),
+                period: 1,
+                end: "b".into(),
+                within: None,
+                key: Some("ship".into()),
+            }),
+            vec![
+                Ev::new(1, "B", 0),
+                ship(2, "C", 1, "s0"),
+                Ev::new(5, "B", 2),
+                Ev::new(6, "A", 4),
+            ],
+        ),
+        (
+            mk2(Op::P {
+                start: "ps".into(),
+                period: 1,
+                end: "b".into(),
+                within: None,
+                key: Some("ship".into()),
+            }),
+            vec![
+                Ev::new(1, "B", 0),
+                ship(2, "C", 1, "s0"),
+                Ev::new(5, "B", 3),
+                Ev::new(6, "A", 4),
+            ],
+        ),
+        (
+            mk2(Op::P {
+                start: "o".into(),
+                period: 1,
+                end: "b".into(),
+                within: None,
+                key: Some("ship".into()),
+            }),
+            vec![
+                Ev::new(1, "B", 0),
+                ship(2, "C", 1, "s0"),
+                Ev::new(5, "B", 3),
+                Ev::new(6, "A", 4),
+            ],
+        ),
     ];
     for (n, stream) in cases {
         println!("{}{stream:?}", n.to_ron());

@@ -105,7 +105,7 @@ pub(crate) fn window_label(window: Option<i64>) -> String {
 }
 
 /// `key=attr`, or nothing.
-pub(crate) fn key_label(key: &Option<Arc<str>>) -> String {
+pub(crate) fn key_label(key: &Option<crate::model::Attr>) -> String {
     key.as_ref()
         .map(|k| format!(" key={k}"))
         .unwrap_or_default()

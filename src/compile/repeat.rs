@@ -1,7 +1,5 @@
 //! Component nets of repetition and intervals: Times (arc weight k), A, A*, P, P*.
 
-use std::sync::Arc;
-
 use super::{key_label, output, window_label, Ports};
 use crate::model::IntervalKind;
 use crate::net::{ArcKind, PetriNet};
@@ -14,7 +12,7 @@ pub(super) fn times(
     label: &str,
     k: usize,
     window: Option<i64>,
-    key: &Option<Arc<str>>,
+    key: &Option<crate::model::Attr>,
 ) -> (Unit, Ports) {
     let input = net.place(format!("{label}.in"), Some(id));
     let t = net.transition(
@@ -40,7 +38,7 @@ pub(super) fn interval(
     label: &str,
     kind: IntervalKind,
     window: Option<i64>,
-    key: &Option<Arc<str>>,
+    key: &Option<crate::model::Attr>,
 ) -> (Unit, Ports) {
     let start = net.place(format!("{label}.start"), Some(id));
     let end = net.place(format!("{label}.end"), Some(id));

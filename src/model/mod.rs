@@ -32,6 +32,8 @@ pub(crate) struct Model {
     pub(crate) outputs: Vec<(Arc<str>, NodeId)>,
     /// Things that load but deserve a word (an unbounded operator, an unused event).
     pub(crate) warnings: Vec<Problem>,
+    /// The attributes operators match on (`key:`, `distinct:`), by slot.
+    pub(crate) key_attrs: Vec<Arc<str>>,
 }
 
 /// One operator of the model, possibly known by several names.
@@ -50,6 +52,21 @@ impl Node {
             Some(n) => n.to_string(),
             None => format!("#{id}"),
         }
+    }
+}
+
+/// An attribute an operator matches on (`key:` or `distinct:`), with its slot in
+/// the net's list of such attributes: tokens carry their terminator's values of
+/// all of them, computed once per event.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct Attr {
+    pub(crate) name: Arc<str>,
+    pub(crate) slot: usize,
+}
+
+impl std::fmt::Display for Attr {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.name)
     }
 }
 
@@ -78,8 +95,8 @@ impl Context {
 pub(crate) struct PairOpts {
     /// `within`, in microseconds; `None` is unbounded.
     pub(crate) window: Option<i64>,
-    pub(crate) key: Option<Arc<str>>,
-    pub(crate) distinct: Option<Arc<str>>,
+    pub(crate) key: Option<Attr>,
+    pub(crate) distinct: Option<Attr>,
     pub(crate) context: Context,
 }
 
@@ -150,7 +167,7 @@ pub(crate) enum Op {
         k: usize,
         of: NodeId,
         window: Option<i64>,
-        key: Option<Arc<str>>,
+        key: Option<Attr>,
     },
     Interval {
         kind: IntervalKind,
@@ -159,7 +176,7 @@ pub(crate) enum Op {
         e: Option<NodeId>,
         end: NodeId,
         window: Option<i64>,
-        key: Option<Arc<str>>,
+        key: Option<Attr>,
     },
 }
 

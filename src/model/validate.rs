@@ -8,7 +8,7 @@ use geo::{LineString, Polygon, Rect};
 
 use super::duration::micros;
 use super::{
-    Context, IntervalKind, Model, NetError, Node, NodeId, Op, PairKind, PairOpts, Problem,
+    Attr, Context, IntervalKind, Model, NetError, Node, NodeId, Op, PairKind, PairOpts, Problem,
 };
 use crate::event::{Point, Space};
 use crate::filter::Filter;
@@ -28,6 +28,7 @@ impl Model {
             spec: &spec,
             problems: Vec::new(),
             warnings: Vec::new(),
+            key_attrs: Vec::new(),
             zone_ids: HashMap::new(),
             zones: Vec::new(),
             nodes: Vec::new(),
@@ -47,6 +48,7 @@ impl Model {
             mut warnings,
             zones,
             nodes,
+            key_attrs,
             ..
         } = v;
         if !problems.is_empty() {
@@ -61,6 +63,7 @@ impl Model {
             nodes,
             outputs,
             warnings,
+            key_attrs,
         })
     }
 }
@@ -80,6 +83,7 @@ struct Validator<'a> {
     canon: HashMap<String, NodeId>,
     /// The chain of names being resolved, to report cycles.
     visiting: Vec<&'a str>,
+    key_attrs: Vec<Arc<str>>,
 }
 
 impl<'a> Validator<'a> {
@@ -267,10 +271,25 @@ impl<'a> Validator<'a> {
         };
         Some(PairOpts {
             window,
-            key: key.as_deref().map(Arc::from),
-            distinct: distinct.as_deref().map(Arc::from),
+            key: key.as_deref().map(|k| self.attr(k)),
+            distinct: distinct.as_deref().map(|d| self.attr(d)),
             context,
         })
+    }
+
+    /// The slot of a `key:` or `distinct:` attribute.
+    fn attr(&mut self, name: &str) -> Attr {
+        let slot = match self.key_attrs.iter().position(|a| &**a == name) {
+            Some(slot) => slot,
+            None => {
+                self.key_attrs.push(name.into());
+                self.key_attrs.len() - 1
+            }
+        };
+        Attr {
+            name: self.key_attrs[slot].clone(),
+            slot,
+        }
     }
 
     fn zone(&mut self, user: &str, name: &str) -> Option<usize> {
@@ -334,7 +353,14 @@ impl<'a> Validator<'a> {
                         format!("`{name}`: `Or` needs at least one operand"),
                     );
                 }
-                let of = self.operands(name, of)?;
+                let mut of = self.operands(name, of)?;
+                // An occurrence is one occurrence, however many names lead to it.
+                let mut seen = Vec::with_capacity(of.len());
+                of.retain(|id| {
+                    let first = !seen.contains(id);
+                    seen.push(*id);
+                    first
+                });
                 Some(Op::Or { of }).filter(|o| !o.operands().is_empty())
             }
             OpSpec::Seq {
@@ -417,9 +443,33 @@ impl<'a> Validator<'a> {
                     self.error(&[name], format!("`{name}`: more than {MAX_ARITY} operands"));
                     return None;
                 }
+                let ids = ids?;
+                for (i, id) in ids.iter().enumerate() {
+                    if let Some(j) = ids[..i].iter().position(|x| x == id) {
+                        let msg = format!(
+                            "`{name}`: operands `{}` and `{}` are the same event; `Any` needs different ones",
+                            of[j], of[i]
+                        );
+                        self.error(&[name], msg);
+                        return None;
+                    }
+                }
+                if matches!(
+                    opts,
+                    Some(PairOpts {
+                        context: Context::Continuous | Context::Unrestricted,
+                        ..
+                    })
+                ) {
+                    let msg = format!(
+                        "`{name}`: `Any` takes the Recent, Chronicle or Cumulative context"
+                    );
+                    self.error(&[name], msg);
+                    return None;
+                }
                 Some(Op::Any {
                     m: *m as usize,
-                    of: ids?,
+                    of: ids,
                     opts: opts?,
                 })
             }
@@ -578,7 +628,7 @@ impl<'a> Validator<'a> {
                     e: Some(x?),
                     end: z?,
                     window,
-                    key: key.as_deref().map(Arc::from),
+                    key: key.as_deref().map(|k| self.attr(k)),
                 })
             }
             OpSpec::P {
@@ -613,7 +663,7 @@ impl<'a> Validator<'a> {
                     e: None,
                     end: z?,
                     window,
-                    key: key.as_deref().map(Arc::from),
+                    key: key.as_deref().map(|k| self.attr(k)),
                 })
             }
             OpSpec::Times { k, of, within, key } => {
@@ -630,7 +680,7 @@ impl<'a> Validator<'a> {
                     k: *k as usize,
                     of: of?,
                     window,
-                    key: key.as_deref().map(Arc::from),
+                    key: key.as_deref().map(|k| self.attr(k)),
                 })
             }
         }

@@ -190,13 +190,13 @@ impl Net {
                     (None, None)
                 }
                 Op::Pair { opts, .. } | Op::Not { opts, .. } | Op::Any { opts, .. } => {
-                    (opts.key.as_deref(), opts.distinct.as_deref())
+                    (opts.key.as_ref(), opts.distinct.as_ref())
                 }
-                Op::Times { key, .. } | Op::Interval { key, .. } => (key.as_deref(), None),
+                Op::Times { key, .. } | Op::Interval { key, .. } => (key.as_ref(), None),
                 _ => (None, None),
             };
-            names.extend(key);
-            names.extend(distinct);
+            names.extend(key.map(|a| &*a.name));
+            names.extend(distinct.map(|a| &*a.name));
         }
         names.sort_unstable();
         names.dedup();

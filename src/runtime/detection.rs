@@ -62,7 +62,7 @@ impl Detection {
 
     /// The atomic events that make up the occurrence, ordered by time then input order.
     pub fn members(&self) -> impl ExactSizeIterator<Item = &Event> {
-        self.members.iter().map(|m| &*m.event)
+        self.members.iter().map(|m| &**m.event)
     }
 
     /// The ids of the constituents, ordered by time then input order.

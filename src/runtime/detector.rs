@@ -8,7 +8,7 @@ use std::sync::Arc;
 use super::detection::Detection;
 use super::place::Budget;
 use super::timer::Timers;
-use super::token::Token;
+use super::token::{Term, Token};
 use super::unit::{Cx, Unit};
 use crate::event::{Event, Timestamp};
 use crate::Net;
@@ -175,7 +175,7 @@ impl Detector {
         let Some(atomics) = self.net.program.by_type.get(&*event.kind) else {
             return Ok(());
         };
-        let tok = Token::atomic(step, Arc::new(event));
+        let tok = Token::atomic(step, Arc::new(Term::new(event, &self.net.model.key_attrs)));
         for &id in atomics {
             deliver(&mut self.inbox, &mut self.dirty, id, 0, tok.clone());
         }

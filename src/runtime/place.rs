@@ -1,12 +1,12 @@
 //! Places: multisets of waiting tokens, split by `key`, dropped when their window passes.
 
 use std::collections::VecDeque;
-use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
 
 use super::token::{KeyVal, Token};
 use crate::event::Timestamp;
+use crate::model::Attr;
 
 /// The net-wide cap on live tokens, and what it cost.
 #[derive(Clone, Debug)]
@@ -37,7 +37,7 @@ impl Budget {
 /// Tokens waiting to take part in a transition, in arrival order within each key.
 #[derive(Clone, Debug)]
 pub(crate) struct Place {
-    key: Option<Arc<str>>,
+    key: Option<Attr>,
     window: Option<i64>,
     /// Unkeyed places keep everything under one bucket.
     flat: VecDeque<Token>,
@@ -51,7 +51,7 @@ pub(crate) type Bucket = VecDeque<Token>;
 
 impl Place {
     /// A place whose tokens are matched on attribute `key` and live for `window`.
-    pub(crate) fn new(key: Option<Arc<str>>, window: Option<i64>) -> Place {
+    pub(crate) fn new(key: Option<Attr>, window: Option<i64>) -> Place {
         Place {
             key,
             window,
@@ -69,7 +69,7 @@ impl Place {
 
     /// The key value `tok` is filed under: `Some(None)` for an unkeyed place,
     /// `None` when the place is keyed and `tok` lacks the attribute.
-    pub(crate) fn key_of(&self, tok: &Token) -> Option<Option<KeyVal>> {
+    pub(crate) fn key_of<'t>(&self, tok: &'t Token) -> Option<Option<&'t KeyVal>> {
         match &self.key {
             None => Some(None),
             Some(attr) => tok.key(attr).map(Some),
@@ -77,7 +77,7 @@ impl Place {
     }
 
     /// The bucket for key `k`, if it holds anything.
-    pub(crate) fn bucket(&self, k: &Option<KeyVal>) -> Option<&Bucket> {
+    pub(crate) fn bucket(&self, k: Option<&KeyVal>) -> Option<&Bucket> {
         match k {
             None => Some(&self.flat),
             Some(k) => self.keyed.get(k),
@@ -87,7 +87,7 @@ impl Place {
     /// Mutable access to the bucket for `k`; `f` reports how many tokens it removed.
     pub(crate) fn with_bucket<R>(
         &mut self,
-        k: &Option<KeyVal>,
+        k: Option<&KeyVal>,
         budget: &mut Budget,
         f: impl FnOnce(&mut Bucket) -> (R, usize),
     ) -> Option<R> {
@@ -108,10 +108,15 @@ impl Place {
     }
 
     /// Files `tok` under `k`, evicting the oldest token of the bucket if the budget is spent.
-    pub(crate) fn push(&mut self, k: Option<KeyVal>, tok: Token, budget: &mut Budget) {
+    pub(crate) fn push(&mut self, k: Option<&KeyVal>, tok: Token, budget: &mut Budget) {
         let b = match k {
             None => &mut self.flat,
-            Some(k) => self.keyed.entry(k).or_default(),
+            Some(k) => {
+                if !self.keyed.contains_key(k) {
+                    self.keyed.insert(k.clone(), VecDeque::new());
+                }
+                self.keyed.get_mut(k).expect("bucket just ensured")
+            }
         };
         if budget.live >= budget.cap {
             budget.evicted += 1;
@@ -130,7 +135,7 @@ impl Place {
     /// Removes every token in the bucket of `k` that `drop` selects.
     pub(crate) fn remove_where(
         &mut self,
-        k: &Option<KeyVal>,
+        k: Option<&KeyVal>,
         budget: &mut Budget,
         mut drop: impl FnMut(&Token) -> bool,
     ) {
@@ -167,7 +172,7 @@ impl Place {
     /// keys that went quiet from holding memory for more than two windows.
     pub(crate) fn with_live_bucket<R>(
         &mut self,
-        k: &Option<KeyVal>,
+        k: Option<&KeyVal>,
         now: Timestamp,
         budget: &mut Budget,
         f: impl FnOnce(&mut Bucket) -> (R, usize),
@@ -193,7 +198,7 @@ impl Place {
 
     /// Drops the tokens that can no longer fit a window ending at `now` (see
     /// [`Place::with_live_bucket`]).
-    pub(crate) fn expire(&mut self, k: &Option<KeyVal>, now: Timestamp, budget: &mut Budget) {
+    pub(crate) fn expire(&mut self, k: Option<&KeyVal>, now: Timestamp, budget: &mut Budget) {
         self.with_live_bucket(k, now, budget, |_| ((), 0));
     }
 

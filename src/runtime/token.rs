@@ -1,17 +1,48 @@
 //! Tokens: the colour the net carries — interval, terminator, constituents, key.
 
-use std::hash::{Hash, Hasher};
+use std::hash::{BuildHasher, Hash, Hasher};
+use std::ops::Deref;
 use std::sync::Arc;
+
+use smallvec::SmallVec;
 
 pub(crate) use super::detection::Detail as Extra;
 use crate::event::{Event, Timestamp, Value};
+use crate::model::Attr;
+
+/// An input event as tokens carry it: the event, and its values of the attributes
+/// the net matches on (`key:`, `distinct:`), computed once when it enters the net.
+#[derive(Debug)]
+pub(crate) struct Term {
+    event: Event,
+    keys: SmallVec<[Option<KeyVal>; 2]>,
+}
+
+impl Term {
+    /// Wraps `event`, reading its values of `key_attrs`.
+    pub(crate) fn new(event: Event, key_attrs: &[Arc<str>]) -> Term {
+        let keys = key_attrs
+            .iter()
+            .map(|a| event.attr(a).map(KeyVal::from))
+            .collect();
+        Term { event, keys }
+    }
+}
+
+impl Deref for Term {
+    type Target = Event;
+
+    fn deref(&self) -> &Event {
+        &self.event
+    }
+}
 
 /// One atomic constituent of an occurrence: the input event and its processing number
 /// (which orders constituents by time, then input order).
 #[derive(Clone, Debug)]
 pub(crate) struct Member {
     pub(crate) seq: u64,
-    pub(crate) event: Arc<Event>,
+    pub(crate) event: Arc<Term>,
 }
 
 /// A token: one occurrence of an event of the net, coloured with its interval,
@@ -29,7 +60,7 @@ pub(crate) struct Token {
     /// Global creation order: larger is more recent.
     pub(crate) serial: u64,
     /// The terminator: the latest constituent (the start, for a tick).
-    pub(crate) term: Arc<Event>,
+    pub(crate) term: Arc<Term>,
     /// Constituents, sorted by `seq`, without repeats.
     pub(crate) members: Arc<[Member]>,
     pub(crate) extra: Extra,
@@ -37,7 +68,7 @@ pub(crate) struct Token {
 
 impl Token {
     /// The token of an atomic event processed as step `seq`.
-    pub(crate) fn atomic(seq: u64, event: Arc<Event>) -> Token {
+    pub(crate) fn atomic(seq: u64, event: Arc<Term>) -> Token {
         let member = Member {
             seq,
             event: event.clone(),
@@ -53,9 +84,9 @@ impl Token {
         }
     }
 
-    /// The value of `attr` on the terminator, as a hashable key.
-    pub(crate) fn key(&self, attr: &str) -> Option<KeyVal> {
-        self.term.attr(attr).map(KeyVal::from)
+    /// The terminator's value of `attr`, as a hashable key.
+    pub(crate) fn key(&self, attr: &Attr) -> Option<&KeyVal> {
+        self.term.keys.get(attr.slot).and_then(Option::as_ref)
     }
 
     /// Does the occurrence span at most `window` microseconds?
@@ -98,33 +129,39 @@ thread_local! {
     static SCRATCH: std::cell::RefCell<Vec<Member>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
-/// An attribute value usable as a hash key (for `key:` and `distinct:`).
+/// An attribute value usable as a hash key (for `key:` and `distinct:`), with its
+/// hash computed once.
 #[derive(Clone, Debug)]
-pub(crate) enum KeyVal {
-    Num(f64),
+pub(crate) struct KeyVal {
+    hash: u64,
+    value: KeyInner,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+enum KeyInner {
+    /// The bits of the number (-0.0 and 0.0 are one key).
+    Num(u64),
     Str(Arc<str>),
     Bool(bool),
 }
 
 impl From<&Value> for KeyVal {
     fn from(v: &Value) -> KeyVal {
-        match v {
-            // -0.0 and 0.0 are one key.
-            Value::Num(n) => KeyVal::Num(if *n == 0.0 { 0.0 } else { *n }),
-            Value::Str(s) => KeyVal::Str(s.clone()),
-            Value::Bool(b) => KeyVal::Bool(*b),
+        let value = match v {
+            Value::Num(n) => KeyInner::Num(if *n == 0.0 { 0u64 } else { n.to_bits() }),
+            Value::Str(s) => KeyInner::Str(s.clone()),
+            Value::Bool(b) => KeyInner::Bool(*b),
+        };
+        KeyVal {
+            hash: rustc_hash::FxBuildHasher.hash_one(&value),
+            value,
         }
     }
 }
 
 impl PartialEq for KeyVal {
     fn eq(&self, other: &KeyVal) -> bool {
-        match (self, other) {
-            (KeyVal::Num(a), KeyVal::Num(b)) => a.to_bits() == b.to_bits(),
-            (KeyVal::Str(a), KeyVal::Str(b)) => a == b,
-            (KeyVal::Bool(a), KeyVal::Bool(b)) => a == b,
-            _ => false,
-        }
+        self.hash == other.hash && self.value == other.value
     }
 }
 
@@ -132,10 +169,6 @@ impl Eq for KeyVal {}
 
 impl Hash for KeyVal {
     fn hash<H: Hasher>(&self, h: &mut H) {
-        match self {
-            KeyVal::Num(n) => n.to_bits().hash(h),
-            KeyVal::Str(s) => s.hash(h),
-            KeyVal::Bool(b) => b.hash(h),
-        }
+        h.write_u64(self.hash);
     }
 }

@@ -1493,83 +1493,98 @@ impl Reference {
             Some(k) => key_str(attrs, k),
         };
         let mut out = Vec::new();
-        // Starts.
-        for si in self.produced(start, step) {
-            let s = &self.hist[start][si];
-            let Some(k) = kv(&s.attrs) else { continue };
-            let iv = Iv {
-                s: si,
-                collected: Vec::new(),
-                t0: s.end,
-                next_k: 1,
-                seq: self.open_seq,
-            };
-            self.open_seq += 1;
-            self.state[n].open.insert(k, iv);
-        }
-        // e's.
-        if let Some(e) = e {
-            for yi in self.produced(e, step) {
-                let y = &self.hist[e][yi];
-                let Some(k) = kv(&y.attrs) else { continue };
-                let Some(iv) = self.state[n].open.get_mut(&k) else {
-                    continue;
-                };
-                let s = &self.hist[start][iv.s];
-                if s.step >= step {
-                    continue;
-                }
-                if !fits(within, s.start.min(y.start), y.end) {
-                    self.state[n].open.remove(&k);
-                    continue;
-                }
-                match kind {
-                    IvKind::A => out.push(Draft::merge(&[s], y)),
-                    IvKind::AStar => iv.collected.push(yi),
-                    _ => unreachable!(),
-                }
-            }
-        }
-        // Ends.
-        for zi in self.produced(end, step) {
-            let z = &self.hist[end][zi];
-            let Some(k) = kv(&z.attrs) else { continue };
-            let Some(iv) = self.state[n].open.get(&k) else {
-                continue;
-            };
-            let s = &self.hist[start][iv.s];
-            if s.step >= step {
-                continue;
-            }
-            let iv = self.state[n].open.remove(&k).unwrap();
-            match kind {
-                IvKind::A | IvKind::P(_) => {}
-                IvKind::AStar => {
-                    if iv.collected.is_empty() {
-                        continue;
-                    }
-                    let e = e.unwrap();
-                    let mut parts: Vec<&Occ> = vec![s];
-                    parts.extend(iv.collected.iter().map(|&i| &self.hist[e][i]));
-                    let d = Draft::merge(&parts, z);
-                    if fits(within, d.start, d.end) {
-                        out.push(d);
+        // Decision 10: roles in order start, e, end.
+        let mut roles: Vec<(u8, usize)> = vec![(0, start)];
+        roles.extend(e.map(|e| (1, e)));
+        roles.push((2, end));
+        for (role, _) in roles {
+            match role {
+                0 => {
+                    // Starts.
+                    for si in self.produced(start, step) {
+                        let s = &self.hist[start][si];
+                        let Some(k) = kv(&s.attrs) else { continue };
+                        let iv = Iv {
+                            s: si,
+                            collected: Vec::new(),
+                            t0: s.end,
+                            next_k: 1,
+                            seq: self.open_seq,
+                        };
+                        self.open_seq += 1;
+                        self.state[n].open.insert(k, iv);
                     }
                 }
-                IvKind::PStar(period) => {
-                    let d = Draft::merge(&[s], z);
-                    if fits(within, d.start, d.end) {
-                        let mut ticks = 0;
-                        let mut kk = 1;
-                        while iv.t0 + kk * period < z.end && within.is_none_or(|w| kk * period <= w)
-                        {
-                            ticks += 1;
-                            kk += 1;
+                1 => {
+                    // e's.
+                    if let Some(e) = e {
+                        for yi in self.produced(e, step) {
+                            let y = &self.hist[e][yi];
+                            let Some(k) = kv(&y.attrs) else { continue };
+                            let Some(iv) = self.state[n].open.get_mut(&k) else {
+                                continue;
+                            };
+                            let s = &self.hist[start][iv.s];
+                            if s.step >= step {
+                                continue;
+                            }
+                            if !fits(within, s.start.min(y.start), y.end) {
+                                self.state[n].open.remove(&k);
+                                continue;
+                            }
+                            match kind {
+                                IvKind::A => out.push(Draft::merge(&[s], y)),
+                                IvKind::AStar => iv.collected.push(yi),
+                                _ => unreachable!(),
+                            }
                         }
-                        out.push(Draft {
-                            ticks: Some(ticks),
-                            ..d
-                        });
+                    }
+                }
+                _ => {
+                    // Ends.
+                    for zi in self.produced(end, step) {
+                        let z = &self.hist[end][zi];
+                        let Some(k) = kv(&z.attrs) else { continue };
+                        let Some(iv) = self.state[n].open.get(&k) else {
+                            continue;
+                        };
+                        let s = &self.hist[start][iv.s];
+                        if s.step >= step {
+                            continue;
+                        }
+                        let iv = self.state[n].open.remove(&k).unwrap();
+                        match kind {
+                            IvKind::A | IvKind::P(_) => {}
+                            IvKind::AStar => {
+                                if iv.collected.is_empty() {
+                                    continue;
+                                }
+                                let e = e.unwrap();
+                                let mut parts: Vec<&Occ> = vec![s];
+                                parts.extend(iv.collected.iter().map(|&i| &self.hist[e][i]));
+                                let d = Draft::merge(&parts, z);
+                                if fits(within, d.start, d.end) {
+                                    out.push(d);
+                                }
+                            }
+                            IvKind::PStar(period) => {
+                                let d = Draft::merge(&[s], z);
+                                if fits(within, d.start, d.end) {
+                                    let mut ticks = 0;
+                                    let mut kk = 1;
+                                    while iv.t0 + kk * period < z.end
+                                        && within.is_none_or(|w| kk * period <= w)
+                                    {
+                                        ticks += 1;
+                                        kk += 1;
+                                    }
+                                    out.push(Draft {
+                                        ticks: Some(ticks),
+                                        ..d
+                                    });
+                                }
+                            }
+                        }
                     }
                 }
             }

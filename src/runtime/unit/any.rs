@@ -44,8 +44,8 @@ impl Any {
                 if j == role {
                     continue;
                 }
-                place.expire(&key, cx.now, cx.budget);
-                let Some(bucket) = place.bucket(&key) else {
+                place.expire(key, cx.now, cx.budget);
+                let Some(bucket) = place.bucket(key) else {
                     continue;
                 };
                 let ok = |x: &Token| eligible(&self.opts, x, y);
@@ -69,11 +69,11 @@ impl Any {
                     ),
                 }
             }
-            let chosen = self.choose(&key, cands);
+            let chosen = self.choose(key, cands);
             if !chosen.is_empty() {
                 let xs: Vec<&Token> = chosen
                     .iter()
-                    .map(|&(j, i, _)| self.token(&key, j, i))
+                    .map(|&(j, i, _)| self.token(key, j, i))
                     .collect();
                 cx.emit(Token::merge(&xs, y));
                 if ctx.consumes() {
@@ -81,7 +81,7 @@ impl Any {
                     let mut by_place = chosen;
                     by_place.sort_unstable_by(|a, b| (a.0, b.1).cmp(&(b.0, a.1)));
                     for (j, i, _) in by_place {
-                        self.places[j].with_bucket(&key, cx.budget, |b| (b.remove(i), 1));
+                        self.places[j].with_bucket(key, cx.budget, |b| (b.remove(i), 1));
                     }
                 }
             }
@@ -91,7 +91,7 @@ impl Any {
         }
     }
 
-    fn token(&self, key: &Option<super::super::token::KeyVal>, j: usize, i: usize) -> &Token {
+    fn token(&self, key: Option<&super::super::token::KeyVal>, j: usize, i: usize) -> &Token {
         &self.places[j].bucket(key).expect("candidate bucket exists")[i]
     }
 
@@ -100,7 +100,7 @@ impl Any {
     /// m-1 different operands are present. Empty when there are not enough.
     fn choose(
         &self,
-        key: &Option<super::super::token::KeyVal>,
+        key: Option<&super::super::token::KeyVal>,
         mut cands: Vec<(usize, usize, u64)>,
     ) -> Vec<(usize, usize, u64)> {
         let need = self.m - 1;

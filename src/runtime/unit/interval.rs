@@ -24,7 +24,7 @@ struct Open {
 pub(crate) struct Interval {
     kind: IntervalKind,
     window: Option<i64>,
-    key: Option<std::sync::Arc<str>>,
+    key: Option<crate::model::Attr>,
     open: FxHashMap<Option<KeyVal>, Open>,
     /// Tag of each interval with a pending timer, and its key.
     tags: FxHashMap<u64, Option<KeyVal>>,
@@ -36,7 +36,7 @@ impl Interval {
     pub(crate) fn new(
         kind: IntervalKind,
         window: Option<i64>,
-        key: Option<std::sync::Arc<str>>,
+        key: Option<crate::model::Attr>,
     ) -> Interval {
         Interval {
             kind,
@@ -106,7 +106,7 @@ impl Interval {
         let key = match &self.key {
             None => None,
             Some(attr) => match y.key(attr) {
-                Some(k) => Some(k),
+                Some(k) => Some(k.clone()),
                 None => return,
             },
         };

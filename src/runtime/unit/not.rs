@@ -42,7 +42,7 @@ impl Not {
         }
         for (cause, key) in std::mem::take(&mut self.resets) {
             self.starts
-                .remove_where(&key, cx.budget, |x| x.cause < cause);
+                .remove_where(key.as_ref(), cx.budget, |x| x.cause < cause);
         }
     }
 
@@ -54,18 +54,18 @@ impl Not {
         match role {
             START => {
                 if y.fits(self.opts.window) {
-                    self.starts.expire(&key, cx.now, cx.budget);
+                    self.starts.expire(key, cx.now, cx.budget);
                     self.starts.push(key, y.clone(), cx.budget);
                 }
             }
-            ABSENT => self.resets.push((y.cause, key)),
+            ABSENT => self.resets.push((y.cause, key.cloned())),
             _ => {
                 if !y.fits(self.opts.window) {
                     return;
                 }
                 let opts = &self.opts;
                 self.starts
-                    .with_live_bucket(&key, cx.now, cx.budget, |bucket| {
+                    .with_live_bucket(key, cx.now, cx.budget, |bucket| {
                         let binding = bind(opts.context, bucket, |x| eligible(opts, x, y));
                         binding.fire(bucket, y, |t, _| cx.out.push(t));
                         let removed = if binding != Binding::None && opts.context.consumes() {

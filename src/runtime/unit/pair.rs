@@ -75,7 +75,7 @@ impl Pair {
             let place = if in_a { &mut self.a } else { &mut self.b };
             let (kind, opts) = (&self.kind, &self.opts);
             let space = cx.space;
-            let fired = place.with_live_bucket(&key, cx.now, cx.budget, |bucket| {
+            let fired = place.with_live_bucket(key, cx.now, cx.budget, |bucket| {
                 let binding = bind(opts.context, bucket, |x| {
                     eligible(opts, x, y) && condition(kind, space, side, x, y)
                 });

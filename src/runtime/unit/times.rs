@@ -15,7 +15,7 @@ pub(crate) struct Times {
 }
 
 impl Times {
-    pub(crate) fn new(k: usize, window: Option<i64>, key: Option<std::sync::Arc<str>>) -> Times {
+    pub(crate) fn new(k: usize, window: Option<i64>, key: Option<crate::model::Attr>) -> Times {
         Times {
             k,
             window,
@@ -42,12 +42,12 @@ impl Times {
         if let Some(w) = self.window {
             let horizon = y.end.saturating_add(-w);
             self.pending
-                .remove_where(&key, cx.budget, |x| x.start < horizon);
+                .remove_where(key, cx.budget, |x| x.start < horizon);
         }
         let k = self.k;
         let full = self
             .pending
-            .with_bucket(&key, cx.budget, |b| {
+            .with_bucket(key, cx.budget, |b| {
                 if b.len() + 1 < k {
                     return (false, 0);
                 }
