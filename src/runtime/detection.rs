@@ -2,7 +2,8 @@
 
 use std::sync::Arc;
 
-use super::token::{Member, Token};
+use super::token::{Extra, Member, Token};
+use crate::spatial::Zone;
 use crate::event::{Event, Id, Point, Timestamp};
 
 /// What an operator adds to a detection beyond time, place and constituents.
@@ -42,7 +43,7 @@ pub struct Detection {
 }
 
 impl Detection {
-    pub(crate) fn from_token(event: Arc<str>, seq: u64, tok: &Token) -> Detection {
+    pub(crate) fn from_token(event: Arc<str>, seq: u64, tok: &Token, zones: &[Zone]) -> Detection {
         let time_text = match &tok.term.time_text {
             Some(text) if tok.end == tok.term.time => Some(text.clone()),
             Some(_) => Some(rfc3339(tok.end).into()),
@@ -56,7 +57,12 @@ impl Detection {
             start: tok.start,
             location: tok.term.location,
             members: tok.members.clone(),
-            detail: tok.extra.clone(),
+            detail: match tok.extra {
+                Extra::None => Detail::None,
+                Extra::Zone(z) => Detail::Zone(zones[z as usize].name.clone()),
+                Extra::Distance(d) => Detail::Distance(d),
+                Extra::Ticks(n) => Detail::Ticks(n),
+            },
         }
     }
 

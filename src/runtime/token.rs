@@ -6,9 +6,22 @@ use std::sync::Arc;
 
 use smallvec::SmallVec;
 
-pub(crate) use super::detection::Detail as Extra;
 use crate::event::{Event, Timestamp, Value};
 use crate::model::Attr;
+
+/// What an operator adds to its occurrences beyond the colour every token has
+/// (reported with detections as a [`super::Detail`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub(crate) enum Extra {
+    #[default]
+    None,
+    /// `Within`: the first zone (in name order) containing the occurrence.
+    Zone(u32),
+    /// `Dist`: the distance between the pair.
+    Distance(f64),
+    /// `PStar`: the number of ticks inside the interval.
+    Ticks(u64),
+}
 
 /// An input event as tokens carry it: the event, and its values of the attributes
 /// the net matches on (`key:`, `distinct:`), computed once when it enters the net.

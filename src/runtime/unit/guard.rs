@@ -32,13 +32,9 @@ impl Guard {
             }
             Guard::Within(zones) => {
                 let Some(p) = tok.term.location else { return };
-                if let Some(z) = zones
-                    .iter()
-                    .map(|&z| &cx.zones[z])
-                    .find(|z| z.contains(cx.space, p))
-                {
+                if let Some(&z) = zones.iter().find(|&&z| cx.zones[z].contains(cx.space, p)) {
                     let mut t = tok.clone();
-                    t.extra = Extra::Zone(z.name.clone());
+                    t.extra = Extra::Zone(z as u32);
                     cx.emit(t);
                 }
             }
