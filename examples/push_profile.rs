@@ -25,7 +25,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .and_then(|s| s.parse().ok())
         .unwrap_or(1_000_000);
     // As ccpn-run does: events share one copy of each name the net reads.
-    let names: Vec<&str> = net.attribute_names().into_iter().chain(net.event_types()).collect();
+    let names: Vec<&str> = net
+        .attribute_names()
+        .into_iter()
+        .chain(net.event_types())
+        .collect();
     let parser = LineParser::json(net.space()).with_known_names(names);
     let mut gen = stream::Gen::uniform(7);
     let events: Vec<_> = (0..n)

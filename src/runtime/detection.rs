@@ -3,8 +3,8 @@
 use std::sync::Arc;
 
 use super::token::{Extra, Member, Token};
-use crate::spatial::Zone;
 use crate::event::{Event, Id, Point, Timestamp};
+use crate::spatial::Zone;
 
 /// What an operator adds to a detection beyond time, place and constituents.
 #[derive(Clone, Debug, Default, PartialEq)]

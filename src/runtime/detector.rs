@@ -264,7 +264,12 @@ impl Detector {
             tok.serial = *serial;
             tok.cause = step;
             for name in &program.outputs[id] {
-                emitted.push(Detection::from_token(name.clone(), *seq, &tok, &net.model.zones));
+                emitted.push(Detection::from_token(
+                    name.clone(),
+                    *seq,
+                    &tok,
+                    &net.model.zones,
+                ));
                 *seq += 1;
             }
             if let Some(((last, last_role), rest)) = program.consumers[id].split_last() {

@@ -87,6 +87,7 @@ impl Any {
             }
         }
         if !consumed {
+            self.places[role].expire(key, cx.now, cx.budget);
             self.places[role].push(key, y.clone(), cx.budget);
         }
     }

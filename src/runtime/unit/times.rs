@@ -38,8 +38,10 @@ impl Times {
             cx.emit(Token::merge(&[], y));
             return;
         }
-        // Pending occurrences that no longer fit the window with y are dropped.
+        // Pending occurrences that no longer fit the window with y are dropped (and,
+        // now and then, those of keys that went quiet).
         if let Some(w) = self.window {
+            self.pending.expire(key, cx.now, cx.budget);
             let horizon = y.end.saturating_add(-w);
             self.pending
                 .remove_where(key, cx.budget, |x| x.start < horizon);

@@ -1,0 +1,188 @@
+//! The library API: `Detector` is `Send`, bounded by `max_tokens`, driven by event
+//! time through `advance_to`, and rejects events older than its time.
+
+use ccpn::{Detail, Detector, DetectorOptions, Event, Net, PushError, Timestamp};
+
+fn t(secs: f64) -> Timestamp {
+    Timestamp::from_secs_f64(secs).expect("time in range")
+}
+
+fn net(events: &str, outputs: &str) -> Net {
+    Net::from_ron(
+        "test.ron",
+        &format!("Net(events: {{ {events} }}, outputs: [{outputs}])"),
+    )
+    .unwrap_or_else(|e| panic!("{e}"))
+}
+
+#[test]
+fn detector_and_net_are_send() {
+    fn send<T: Send>() {}
+    send::<Detector>();
+    send::<Net>();
+}
+
+#[test]
+fn max_tokens_caps_an_unbounded_place_and_counts_evictions() {
+    let n = net(
+        r#""a": Atomic(type: "A"), "b": Atomic(type: "B"), "ab": Seq(of: ["a", "b"])"#,
+        r#""ab""#,
+    );
+    assert!(n
+        .warnings()
+        .iter()
+        .any(|w| w.message.contains("no `within`")));
+    let mut d = Detector::with_options(&n, DetectorOptions { max_tokens: 10 });
+    for i in 0..100 {
+        d.push(Event::new(i, "A", t(i as f64))).expect("in order");
+    }
+    let s = d.stats();
+    assert_eq!(s.live_tokens, 10);
+    assert_eq!(s.peak_live_tokens, 10);
+    assert_eq!(s.evicted, 90);
+    // The most recent initiators are the ones kept.
+    let found = d.push(Event::new(1000, "B", t(200.0))).expect("in order");
+    assert_eq!(found.len(), 1);
+    assert_eq!(
+        found[0].ids().cloned().collect::<Vec<_>>(),
+        vec![99.into(), 1000.into()]
+    );
+}
+
+#[test]
+fn windows_bound_live_tokens() {
+    let n = net(
+        r#""a": Atomic(type: "A"), "b": Atomic(type: "B"), "ab": Seq(of: ["a", "b"], within: 10.0, key: "k")"#,
+        r#""ab""#,
+    );
+    let mut d = Detector::new(&n);
+    for i in 0..100_000i64 {
+        let e = Event::new(i, "A", t(i as f64 * 0.1)).with("k", (i % 1000) as f64);
+        d.push(e).expect("in order");
+    }
+    // 10 s of events at 10 per second, swept within a window or two.
+    let s = d.stats();
+    assert!(s.live_tokens <= 300, "{s:?}");
+    assert!(s.peak_live_tokens <= 300, "{s:?}");
+    assert_eq!(s.evicted, 0);
+}
+
+#[test]
+fn advance_to_fires_ticks_strictly_before_the_new_time() {
+    let n = net(
+        r#""s": Atomic(type: "S"), "z": Atomic(type: "Z"), "tick": P(start: "s", period: 10.0, end: "z", within: 100.0)"#,
+        r#""tick""#,
+    );
+    let mut d = Detector::new(&n);
+    assert!(d
+        .push(Event::new(1, "S", t(0.0)))
+        .expect("in order")
+        .is_empty());
+    let ticks: Vec<f64> = d
+        .advance_to(t(30.0))
+        .iter()
+        .map(|x| x.time.as_secs_f64())
+        .collect();
+    assert_eq!(ticks, vec![10.0, 20.0]);
+    // The tick at 30 waits: an end at 30 would still come first.
+    assert!(d
+        .push(Event::new(2, "Z", t(30.0)))
+        .expect("in order")
+        .is_empty());
+    assert!(d.advance_to(t(100.0)).is_empty());
+    assert!(d.finish().is_empty());
+}
+
+#[test]
+fn finish_fires_ticks_at_the_last_time() {
+    let n = net(
+        r#""s": Atomic(type: "S"), "x": Atomic(type: "X"), "z": Atomic(type: "Z"), "tick": P(start: "s", period: 10.0, end: "z")"#,
+        r#""tick""#,
+    );
+    let mut d = Detector::new(&n);
+    d.push(Event::new(1, "S", t(0.0))).expect("in order");
+    let before: Vec<f64> = d
+        .push(Event::new(2, "X", t(20.0)))
+        .expect("in order")
+        .iter()
+        .map(|x| x.time.as_secs_f64())
+        .collect();
+    assert_eq!(before, vec![10.0]);
+    let last: Vec<f64> = d.finish().iter().map(|x| x.time.as_secs_f64()).collect();
+    assert_eq!(last, vec![20.0]);
+}
+
+#[test]
+fn an_event_older_than_the_detector_time_is_refused() {
+    let n = net(r#""a": Atomic(type: "A")"#, r#""a""#);
+    let mut d = Detector::new(&n);
+    d.push(Event::new(1, "A", t(10.0))).expect("in order");
+    let err = d.push(Event::new(2, "A", t(9.0))).unwrap_err();
+    assert_eq!(
+        err,
+        PushError::Late {
+            time: t(9.0),
+            now: t(10.0)
+        }
+    );
+    assert_eq!(d.stats().processed, 1);
+}
+
+#[test]
+fn shared_sub_expressions_are_one_component() {
+    let shared = net(
+        r#""a": Atomic(type: "A"), "b": Atomic(type: "B"),
+           "ab1": Seq(of: ["a", "b"], within: 5.0), "ab2": Seq(of: ["a", "b"], within: 5.0),
+           "x": And(of: ["ab1", "ab2"], within: 5.0)"#,
+        r#""ab1", "ab2", "x""#,
+    );
+    // a, b, one Seq, one And.
+    assert!(
+        shared.summary().starts_with("4 components"),
+        "{}",
+        shared.summary()
+    );
+    let mut d = Detector::new(&shared);
+    d.push(Event::new(1, "A", t(0.0))).expect("in order");
+    let found = d.push(Event::new(2, "B", t(1.0))).expect("in order");
+    let names: Vec<&str> = found.iter().map(|x| &*x.event).collect();
+    assert_eq!(
+        names,
+        vec!["ab1", "ab2"],
+        "x pairs one occurrence with itself: never"
+    );
+}
+
+#[test]
+fn within_reports_its_zone_and_dist_its_distance() {
+    let n = Net::from_ron(
+        "z.ron",
+        r#"Net(
+            zones: { "b": Rect(min: (0.0, 0.0), max: (1.0, 1.0)), "a": Circle(center: (0.0, 0.0), radius: 2.0) },
+            events: {
+                "p": Atomic(type: "P"),
+                "in": Within(of: "p", zones: ["b", "a"]),
+                "near": Dist(a: "p", b: "p", max: 5.0, within: 10.0),
+            },
+            outputs: ["in", "near"],
+        )"#,
+    )
+    .expect("net");
+    let mut d = Detector::new(&n);
+    let first = d
+        .push(Event::new(1, "P", t(0.0)).at(0.5, 0.5))
+        .expect("in order");
+    assert_eq!(
+        first[0].detail,
+        Detail::Zone("a".into()),
+        "zones are tried in name order"
+    );
+    let second = d
+        .push(Event::new(2, "P", t(1.0)).at(3.5, 4.5))
+        .expect("in order");
+    assert_eq!(second.len(), 1);
+    match second[0].detail {
+        Detail::Distance(x) => assert!((x - 5.0).abs() < 1e-12, "{x}"),
+        ref other => panic!("{other:?}"),
+    }
+}
