@@ -108,16 +108,34 @@ impl Place {
     }
 
     /// Files `tok` under `k`, evicting the oldest token of the bucket if the budget is spent.
-    pub(crate) fn push(&mut self, k: Option<&KeyVal>, tok: Token, budget: &mut Budget) {
+    ///
+    /// Tokens of the bucket that can no longer fit a window ending at `now` or later
+    /// are dropped first, as in [`Place::with_live_bucket`].
+    pub(crate) fn push(
+        &mut self,
+        k: Option<&KeyVal>,
+        tok: Token,
+        now: Timestamp,
+        budget: &mut Budget,
+    ) {
+        let horizon = self.window.map(|w| now.saturating_add(-w));
+        if let (Some(w), Some(horizon)) = (self.window, horizon) {
+            if now >= self.next_sweep {
+                self.next_sweep = now.saturating_add(w.max(1_000_000));
+                self.remove_all_where(budget, |t| t.start < horizon);
+            }
+        }
         let b = match k {
             None => &mut self.flat,
-            Some(k) => {
-                if !self.keyed.contains_key(k) {
-                    self.keyed.insert(k.clone(), VecDeque::new());
-                }
-                self.keyed.get_mut(k).expect("bucket just ensured")
-            }
+            Some(k) => self.keyed.entry(k.clone()).or_default(),
         };
+        if let Some(horizon) = horizon {
+            while b.front().is_some_and(|t| t.start < horizon) {
+                b.pop_front();
+                self.len -= 1;
+                budget.live -= 1;
+            }
+        }
         if budget.live >= budget.cap {
             budget.evicted += 1;
             if b.pop_front().is_none() {
@@ -194,12 +212,6 @@ impl Place {
             let (r, removed) = f(b);
             (r, expired + removed)
         })
-    }
-
-    /// Drops the tokens that can no longer fit a window ending at `now` (see
-    /// [`Place::with_live_bucket`]).
-    pub(crate) fn expire(&mut self, k: Option<&KeyVal>, now: Timestamp, budget: &mut Budget) {
-        self.with_live_bucket(k, now, budget, |_| ((), 0));
     }
 
     /// Every token held (for snapshots of the marking and tests).

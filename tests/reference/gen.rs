@@ -257,14 +257,16 @@ impl Builder {
 /// A random net of the given family.
 /// Features that the random nets leave out, from the environment variable
 /// `CCPN_PROP_AVOID` (comma-separated), to look past a known disagreement:
-/// `or_dup` (an `Or` naming an operand twice), `p_of_p` (a `P` started by the
+/// `p_of_p` (a `P` started by the
 /// ticks of another `P`), `not_same` (a `Not` whose start and end are the same),
 /// `any_cum_distinct` (`Any` with `distinct` in context `Cumulative`),
 /// `p_window_composite` (a `P` with `within` started by a composite),
 /// `interval_composite_start` (`A`, `AStar`, `P`, `PStar` started by a composite),
 /// `astar_composite_e` (an `AStar` with `within` whose `e` is a composite).
-/// One more switches the reference to ccpn's order of same-step occurrences in
-/// `Any` (production order rather than role order): `any_role_order`.
+/// Two more switch the reference to ccpn's reading: `any_role_order` (same-step
+/// occurrences reach `Any` in production order rather than role order),
+/// `unfit_start_ignored` (an interval's start that does not fit W itself neither
+/// opens nor replaces an interval).
 pub fn avoided(feature: &str) -> bool {
     std::env::var("CCPN_PROP_AVOID").is_ok_and(|v| v.split(',').any(|f| f.trim() == feature))
 }
@@ -365,10 +367,6 @@ pub fn gen_net(choices: &[u32], family: Family) -> Net {
     for i in 0..ch.pick(2) {
         let n = 1 + ch.pick(3);
         let mut of: Vec<String> = (0..n).map(|_| b.leaf(&mut ch)).collect();
-        if avoided("or_dup") {
-            let mut seen = std::collections::HashSet::new();
-            of.retain(|o| seen.insert(o.clone()));
-        }
         b.add(format!("o{i}"), Op::Or { of }, 0);
     }
 

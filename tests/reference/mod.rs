@@ -1504,6 +1504,12 @@ impl Reference {
                     for si in self.produced(start, step) {
                         let s = &self.hist[start][si];
                         let Some(k) = kv(&s.attrs) else { continue };
+                        // Decision 10: a start replaces the open interval, even one
+                        // that cannot fit W itself. `unfit_start_ignored` in
+                        // CCPN_PROP_AVOID follows ccpn's reading instead.
+                        if gen::avoided("unfit_start_ignored") && !fits(within, s.start, s.end) {
+                            continue;
+                        }
                         let iv = Iv {
                             s: si,
                             collected: Vec::new(),

@@ -5,6 +5,11 @@ use super::super::token::Token;
 use super::{distinct_ok, eligible, Cx};
 use crate::model::{Context, PairOpts};
 
+use smallvec::SmallVec;
+
+/// Candidate initiators: (operand, position in its bucket, serial).
+type Cands = SmallVec<[(usize, usize, u64); 8]>;
+
 /// The `Any` component: one place per operand.
 #[derive(Clone, Debug)]
 pub(crate) struct Any {
@@ -39,12 +44,11 @@ impl Any {
             consumed = ctx.consumes();
         } else {
             // (operand, position in its bucket, serial) of each candidate initiator.
-            let mut cands: Vec<(usize, usize, u64)> = Vec::new();
+            let mut cands: Cands = SmallVec::new();
             for (j, place) in self.places.iter_mut().enumerate() {
                 if j == role {
                     continue;
                 }
-                place.expire(key, cx.now, cx.budget);
                 let Some(bucket) = place.bucket(key) else {
                     continue;
                 };
@@ -71,11 +75,14 @@ impl Any {
             }
             let chosen = self.choose(key, cands);
             if !chosen.is_empty() {
-                let xs: Vec<&Token> = chosen
-                    .iter()
-                    .map(|&(j, i, _)| self.token(key, j, i))
-                    .collect();
-                cx.emit(Token::merge(&xs, y));
+                let merged = {
+                    let xs: SmallVec<[&Token; 8]> = chosen
+                        .iter()
+                        .map(|&(j, i, _)| self.token(key, j, i))
+                        .collect();
+                    Token::merge(&xs, y)
+                };
+                cx.emit(merged);
                 if ctx.consumes() {
                     consumed = true;
                     let mut by_place = chosen;
@@ -87,8 +94,7 @@ impl Any {
             }
         }
         if !consumed {
-            self.places[role].expire(key, cx.now, cx.budget);
-            self.places[role].push(key, y.clone(), cx.budget);
+            self.places[role].push(key, y.clone(), cx.now, cx.budget);
         }
     }
 
@@ -99,11 +105,7 @@ impl Any {
     /// Picks the initiators among candidates: `Recent` the m-1 most recent operands'
     /// occurrences, `Chronicle` the m-1 oldest, `Cumulative` all of them provided
     /// m-1 different operands are present. Empty when there are not enough.
-    fn choose(
-        &self,
-        key: Option<&super::super::token::KeyVal>,
-        mut cands: Vec<(usize, usize, u64)>,
-    ) -> Vec<(usize, usize, u64)> {
+    fn choose(&self, key: Option<&super::super::token::KeyVal>, mut cands: Cands) -> Cands {
         let need = self.m - 1;
         match self.opts.context {
             Context::Cumulative => {
@@ -120,7 +122,7 @@ impl Any {
                 } else {
                     cands.sort_unstable_by_key(|c| c.2);
                 }
-                let mut chosen: Vec<(usize, usize, u64)> = Vec::with_capacity(need);
+                let mut chosen: Cands = SmallVec::new();
                 for c in cands {
                     if chosen.len() == need {
                         break;

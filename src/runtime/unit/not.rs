@@ -54,8 +54,7 @@ impl Not {
         match role {
             START => {
                 if y.fits(self.opts.window) {
-                    self.starts.expire(key, cx.now, cx.budget);
-                    self.starts.push(key, y.clone(), cx.budget);
+                    self.starts.push(key, y.clone(), cx.now, cx.budget);
                 }
             }
             ABSENT => self.resets.push((y.cause, key.cloned())),

@@ -99,8 +99,7 @@ impl Pair {
         }
         if let (Some(in_a), false) = (waits_in, consumed) {
             let place = if in_a { &mut self.a } else { &mut self.b };
-            place.expire(key, cx.now, cx.budget);
-            place.push(key, y.clone(), cx.budget);
+            place.push(key, y.clone(), cx.now, cx.budget);
         }
     }
 }

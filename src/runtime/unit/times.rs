@@ -41,7 +41,6 @@ impl Times {
         // Pending occurrences that no longer fit the window with y are dropped (and,
         // now and then, those of keys that went quiet).
         if let Some(w) = self.window {
-            self.pending.expire(key, cx.now, cx.budget);
             let horizon = y.end.saturating_add(-w);
             self.pending
                 .remove_where(key, cx.budget, |x| x.start < horizon);
@@ -61,7 +60,7 @@ impl Times {
             })
             .unwrap_or(false);
         if !full {
-            self.pending.push(key, y.clone(), cx.budget);
+            self.pending.push(key, y.clone(), cx.now, cx.budget);
         }
     }
 }
