@@ -45,6 +45,7 @@
 #![forbid(unsafe_code)]
 
 mod compile;
+mod count;
 mod event;
 mod filter;
 pub mod io;

@@ -59,8 +59,12 @@ pub(crate) fn compile(model: &Model) -> (PetriNet, Program) {
                 guard::dir_box(&mut net, id, &label, model, rels, *zone)
             }
             Op::Or { of } => guard::or(&mut net, id, &label, of.len()),
-            Op::Pair { kind, a, b, opts } => pair::pair(&mut net, id, &label, kind, opts, a == b),
-            Op::Not { opts, .. } => pair::not(&mut net, id, &label, opts),
+            Op::Pair {
+                kind, opts, same, ..
+            } => pair::pair(&mut net, id, &label, kind, opts, *same),
+            Op::Not {
+                opts, same_ends, ..
+            } => pair::not(&mut net, id, &label, opts, *same_ends),
             Op::Any { m, of, opts } => pair::any(&mut net, id, &label, *m, of.len(), opts),
             Op::Times { k, window, key, .. } => {
                 repeat::times(&mut net, id, &label, *k, *window, key)

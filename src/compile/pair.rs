@@ -70,7 +70,13 @@ pub(super) fn pair(
 
 /// Not: start and end places meet in the firing transition; the absent place feeds a
 /// transition with a reset arc on the start place.
-pub(super) fn not(net: &mut PetriNet, id: usize, label: &str, opts: &PairOpts) -> (Unit, Ports) {
+pub(super) fn not(
+    net: &mut PetriNet,
+    id: usize,
+    label: &str,
+    opts: &PairOpts,
+    same_ends: bool,
+) -> (Unit, Ports) {
     let start = net.place(format!("{label}.start"), Some(id));
     let absent = net.place(format!("{label}.absent"), Some(id));
     let end = net.place(format!("{label}.end"), Some(id));
@@ -87,7 +93,7 @@ pub(super) fn not(net: &mut PetriNet, id: usize, label: &str, opts: &PairOpts) -
     net.arc(reset, start, ArcKind::Reset, key_label(&opts.key));
     let out = output(net, id, label, fire, "");
     (
-        Unit::Not(Not::new(opts.clone())),
+        Unit::Not(Not::new(opts.clone(), same_ends)),
         Ports {
             inputs: vec![start, absent, end],
             output: out,

@@ -145,12 +145,17 @@ pub(crate) enum Op {
         kind: PairKind,
         a: NodeId,
         b: NodeId,
+        /// The operator names the same event twice (`And(of: ["a", "a"])`): x and y
+        /// both come from it. Two names with identical definitions are still two events.
+        same: bool,
         opts: PairOpts,
     },
     Not {
         start: NodeId,
         absent: NodeId,
         end: NodeId,
+        /// `start` and `end` name the same event: a consumed end is a consumed start.
+        same_ends: bool,
         opts: PairOpts,
     },
     Any {

@@ -353,14 +353,18 @@ impl<'a> Validator<'a> {
                         format!("`{name}`: `Or` needs at least one operand"),
                     );
                 }
-                let mut of = self.operands(name, of)?;
-                // An occurrence is one occurrence, however many names lead to it.
-                let mut seen = Vec::with_capacity(of.len());
-                of.retain(|id| {
-                    let first = !seen.contains(id);
-                    seen.push(*id);
-                    first
-                });
+                // A name listed twice is one operand; two names are two events, even
+                // with identical definitions.
+                let mut names: Vec<&'a String> = Vec::with_capacity(of.len());
+                for n in of {
+                    if !names.contains(&n) {
+                        names.push(n);
+                    }
+                }
+                let of: Vec<NodeId> = names
+                    .into_iter()
+                    .map(|n| self.operand(name, n))
+                    .collect::<Option<_>>()?;
                 Some(Op::Or { of }).filter(|o| !o.operands().is_empty())
             }
             OpSpec::Seq {
@@ -396,11 +400,12 @@ impl<'a> Validator<'a> {
                 }
                 // Seq(a, b, c) = Seq(Seq(a, b), c), the window bounding the whole.
                 let mut acc = ids[0];
-                for &next in &ids[1..ids.len() - 1] {
+                for i in 1..ids.len() - 1 {
                     let inner = Op::Pair {
                         kind: kind.clone(),
                         a: acc,
-                        b: next,
+                        b: ids[i],
+                        same: i == 1 && of[0] == of[1],
                         opts: opts.clone(),
                     };
                     acc = self.intern(None, inner);
@@ -409,6 +414,7 @@ impl<'a> Validator<'a> {
                     kind,
                     a: acc,
                     b: ids[ids.len() - 1],
+                    same: ids.len() == 2 && of[0] == of[1],
                     opts,
                 })
             }
@@ -444,16 +450,6 @@ impl<'a> Validator<'a> {
                     return None;
                 }
                 let ids = ids?;
-                for (i, id) in ids.iter().enumerate() {
-                    if let Some(j) = ids[..i].iter().position(|x| x == id) {
-                        let msg = format!(
-                            "`{name}`: operands `{}` and `{}` are the same event; `Any` needs different ones",
-                            of[j], of[i]
-                        );
-                        self.error(&[name], msg);
-                        return None;
-                    }
-                }
                 if matches!(
                     opts,
                     Some(PairOpts {
@@ -492,6 +488,7 @@ impl<'a> Validator<'a> {
                     start: s?,
                     absent: a?,
                     end: e?,
+                    same_ends: start == end,
                     opts,
                 })
             }
@@ -517,6 +514,7 @@ impl<'a> Validator<'a> {
                     kind: PairKind::Dist { max: *max },
                     a: ia?,
                     b: ib?,
+                    same: a == b,
                     opts: opts?,
                 })
             }
@@ -544,6 +542,7 @@ impl<'a> Validator<'a> {
                             kind: PairKind::Direction { rels },
                             a: of_id?,
                             b: from_id?,
+                            same: of == from,
                             opts,
                         })
                     }

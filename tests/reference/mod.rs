@@ -1086,6 +1086,16 @@ impl Reference {
         }
     }
 
+    /// The longest path from `node` down to an atomic event.
+    fn height(&self, node: usize) -> usize {
+        self.nodes[node]
+            .operands()
+            .iter()
+            .map(|&o| 1 + self.height(o))
+            .max()
+            .unwrap_or(0)
+    }
+
     /// Indices (in `hist[node]`) of the occurrences `node` produced in `step`.
     fn produced(&self, node: usize, step: usize) -> Vec<usize> {
         let h = &self.hist[node];
@@ -1361,7 +1371,7 @@ impl Reference {
                 }
                 // Eligible candidates of the other operands, oldest first:
                 // ordered by (step, role, pos).
-                let mut keyed: Vec<((usize, usize, usize), usize, usize)> = Vec::new();
+                let mut keyed: Vec<((usize, (usize, usize), usize), usize, usize)> = Vec::new();
                 for (r, &node) in of.iter().enumerate() {
                     if r == role {
                         continue;
@@ -1381,12 +1391,13 @@ impl Reference {
                             continue;
                         }
                         // Decision 3: within a step, by role. `any_role_order` in
-                        // CCPN_PROP_AVOID orders by node (production order) instead,
-                        // as ccpn does, to look past that known disagreement.
+                        // CCPN_PROP_AVOID orders by production instead (approximated
+                        // as (height above the atomics, node)), as ccpn seems to, to
+                        // look past that known disagreement.
                         let rank = if gen::avoided("any_role_order") {
-                            node
+                            (self.height(node), node)
                         } else {
-                            r
+                            (0, r)
                         };
                         keyed.push(((x.step, rank, x.pos), node, i));
                     }

@@ -16,6 +16,9 @@ pub(crate) struct Any {
     m: usize,
     opts: PairOpts,
     places: Vec<Place>,
+    /// Arrival counter: recency across the places is the order in which this
+    /// component received the occurrences (by step, then input arc, then arrival).
+    arrivals: u64,
 }
 
 impl Any {
@@ -23,7 +26,12 @@ impl Any {
         let places = (0..n)
             .map(|_| Place::new(opts.key.clone(), opts.window))
             .collect();
-        Any { m, opts, places }
+        Any {
+            m,
+            opts,
+            places,
+            arrivals: 0,
+        }
     }
 
     pub(crate) fn places(&self) -> Vec<&Place> {
@@ -94,7 +102,10 @@ impl Any {
             }
         }
         if !consumed {
-            self.places[role].push(key, y.clone(), cx.now, cx.budget);
+            let mut stored = y.clone();
+            self.arrivals += 1;
+            stored.serial = self.arrivals;
+            self.places[role].push(key, stored, cx.now, cx.budget);
         }
     }
 
@@ -109,12 +120,25 @@ impl Any {
         let need = self.m - 1;
         match self.opts.context {
             Context::Cumulative => {
-                let mut ops: Vec<usize> = cands.iter().map(|c| c.0).collect();
+                // All of them, oldest first, skipping any that would break `distinct`.
+                cands.sort_unstable_by_key(|c| c.2);
+                let mut chosen: Cands = SmallVec::new();
+                for c in cands {
+                    let x = self.token(key, c.0, c.1);
+                    if chosen
+                        .iter()
+                        .all(|d| distinct_ok(&self.opts, self.token(key, d.0, d.1), x))
+                    {
+                        chosen.push(c);
+                    }
+                }
+                let mut ops: SmallVec<[usize; 8]> = chosen.iter().map(|c| c.0).collect();
+                ops.sort_unstable();
                 ops.dedup();
                 if ops.len() < need {
-                    cands.clear();
+                    chosen.clear();
                 }
-                cands
+                chosen
             }
             ctx => {
                 if ctx == Context::Recent {

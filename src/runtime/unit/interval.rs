@@ -92,8 +92,12 @@ impl Interval {
         self.next_sweep = now.saturating_add((w / 2).max(1_000_000));
         let horizon = now.saturating_add(-w);
         let tags = &mut self.tags;
+        // P ticks until t0 + W, t0 the start's time; the others fire only occurrences
+        // that fit W from the start's earliest constituent.
+        let periodic = matches!(self.kind, IntervalKind::P { .. });
         self.open.retain(|_, o| {
-            let keep = o.start.start >= horizon;
+            let from = if periodic { o.start.end } else { o.start.start };
+            let keep = from >= horizon;
             if !keep {
                 tags.remove(&o.tag);
             }
@@ -112,9 +116,7 @@ impl Interval {
         };
         let (start_role, e_role, end_role) = self.roles();
         if role == start_role {
-            if !y.fits(self.window) {
-                return;
-            }
+            // A newer start replaces the open interval, even one too long to fire anything.
             let tag = self.next_tag;
             self.next_tag += 1;
             if let Some(old) = self.open.insert(
@@ -166,7 +168,11 @@ impl Interval {
                 IntervalKind::AStar if !o.inside.is_empty() => {
                     let mut xs: Vec<&Token> = vec![&o.start];
                     xs.extend(o.inside.iter());
-                    cx.emit(Token::merge(&xs, y));
+                    let merged = Token::merge(&xs, y);
+                    // The whole occurrence fits the window, from its earliest constituent.
+                    if merged.fits(self.window) {
+                        cx.emit(merged);
+                    }
                 }
                 IntervalKind::PStar { period } => {
                     // Ticks t0 + k·T strictly before the end and within the window.

@@ -21,14 +21,18 @@ pub(crate) struct Not {
     /// end of the same step as the absent still see the starts (the absent is not
     /// before it).
     resets: Vec<(u64, Option<KeyVal>)>,
+    /// `start` and `end` are the same event: an end that takes part in a consuming
+    /// detection is also gone as a start.
+    same_ends: bool,
 }
 
 impl Not {
-    pub(crate) fn new(opts: PairOpts) -> Not {
+    pub(crate) fn new(opts: PairOpts, same_ends: bool) -> Not {
         Not {
             starts: Place::new(opts.key.clone(), opts.window),
             opts,
             resets: Vec::new(),
+            same_ends,
         }
     }
 
@@ -62,16 +66,21 @@ impl Not {
                 if !y.fits(self.opts.window) {
                     return;
                 }
-                let opts = &self.opts;
+                let (opts, same_ends) = (&self.opts, self.same_ends);
                 self.starts
                     .with_live_bucket(key, cx.now, cx.budget, |bucket| {
                         let binding = bind(opts.context, bucket, |x| eligible(opts, x, y));
                         binding.fire(bucket, y, |t, _| cx.out.push(t));
-                        let removed = if binding != Binding::None && opts.context.consumes() {
-                            remove_positions(bucket, binding.positions())
-                        } else {
-                            0
-                        };
+                        let mut removed = 0;
+                        if binding != Binding::None && opts.context.consumes() {
+                            removed = remove_positions(bucket, binding.positions());
+                            if same_ends {
+                                // y waits in the start place too (its start arc came first).
+                                let before = bucket.len();
+                                bucket.retain(|x| x.serial != y.serial);
+                                removed += before - bucket.len();
+                            }
+                        }
                         ((), removed)
                     });
             }

@@ -1,0 +1,297 @@
+//! The index of live points that finds a new point's candidate neighbours: a hashed
+//! grid (the default) or an R*-tree, both over the embeddings of `metric`.
+//!
+//! **Why the grid.** Points arrive and leave in time order, one insertion and one
+//! removal per event, and a query covers a fixed radius. The grid hashes each point
+//! into a cell of side twice the largest rule's reach; a cell is a linked list through
+//! the points in arrival order, so adding appends at the tail and expiry unlinks the
+//! head — no allocation per event, no rebalancing. A query visits the 2 × 2 cells (3-D
+//! for WGS84: 2 × 2 × 2) that can hold a point within the reach. The R*-tree pays a
+//! descent and a re-insertion on every event and its removals search the tree; on the
+//! `count` benches the whole index ran 1.6–2.7× slower with it (see the module
+//! documentation of `count`). The tree stays as an alternative (`Lookup::Tree`) that
+//! the tests check against the grid.
+//!
+//! WGS84 points are embedded on a sphere in 3-D, so the grid is Cartesian in metres and
+//! has no seam at the antimeridian and no singularity at the poles.
+
+use std::collections::VecDeque;
+
+use rstar::primitives::GeomWithData;
+use rstar::{RTree, AABB};
+use rustc_hash::FxHashMap;
+
+use super::metric::Embedded;
+
+/// Which index of live points finds neighbours.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) enum Lookup {
+    /// A hashed grid of cells twice the reach wide (the default: fastest on the benches).
+    #[default]
+    Grid,
+    /// An R*-tree (`rstar`), queried with the reach's bounding box.
+    Tree,
+}
+
+/// The id no point has: the end of a cell's list.
+const NONE: u64 = u64::MAX;
+/// Cells per axis a query may span before the grid gives up and returns every point
+/// (only for coordinates so large that the reach is below their rounding).
+const MAX_SPAN: i64 = 4;
+/// Cell side over reach: 2 means a query spans two cells per axis.
+const CELL_OVER_REACH: f64 = 2.0;
+
+/// The live points' index.
+pub(super) enum Neighbours {
+    /// A hashed grid.
+    Grid(Grid),
+    /// An R*-tree in two dimensions (planar).
+    Tree2(RTree<GeomWithData<[f64; 2], u64>>),
+    /// An R*-tree in three dimensions (WGS84 embeddings).
+    Tree3(RTree<GeomWithData<[f64; 3], u64>>),
+}
+
+impl Neighbours {
+    /// An empty index whose queries return every point within `reach` (in embedded
+    /// units) and possibly others; `dims` is 2 (planar) or 3 (WGS84).
+    pub(super) fn new(lookup: Lookup, dims: usize, reach: f64) -> Neighbours {
+        match lookup {
+            Lookup::Grid => Neighbours::Grid(Grid::new(dims, reach)),
+            Lookup::Tree if dims == 2 => Neighbours::Tree2(RTree::new()),
+            Lookup::Tree => Neighbours::Tree3(RTree::new()),
+        }
+    }
+
+    /// Adds point `id` (ids increase by one per call).
+    pub(super) fn insert(&mut self, id: u64, at: &Embedded) {
+        match self {
+            Neighbours::Grid(g) => g.insert(id, at),
+            Neighbours::Tree2(t) => t.insert(GeomWithData::new([at[0], at[1]], id)),
+            Neighbours::Tree3(t) => t.insert(GeomWithData::new(*at, id)),
+        }
+    }
+
+    /// Removes point `id`, which must be the oldest point in the index.
+    pub(super) fn remove_oldest(&mut self, id: u64, at: &Embedded) {
+        match self {
+            Neighbours::Grid(g) => g.remove_oldest(id),
+            Neighbours::Tree2(t) => {
+                t.remove(&GeomWithData::new([at[0], at[1]], id));
+            }
+            Neighbours::Tree3(t) => {
+                t.remove(&GeomWithData::new(*at, id));
+            }
+        }
+    }
+
+    /// Appends to `out` the ids of the points that may lie within `reach` of `at`
+    /// (a superset of those that do), in no particular order.
+    pub(super) fn query(&self, at: &Embedded, reach: f64, out: &mut Vec<u64>) {
+        match self {
+            Neighbours::Grid(g) => g.query(at, out),
+            Neighbours::Tree2(t) => {
+                let lo = [margin_lo(at[0], reach), margin_lo(at[1], reach)];
+                let hi = [margin_hi(at[0], reach), margin_hi(at[1], reach)];
+                out.extend(
+                    t.locate_in_envelope(&AABB::from_corners(lo, hi))
+                        .map(|g| g.data),
+                );
+            }
+            Neighbours::Tree3(t) => {
+                let lo = [0, 1, 2].map(|i| margin_lo(at[i], reach));
+                let hi = [0, 1, 2].map(|i| margin_hi(at[i], reach));
+                out.extend(
+                    t.locate_in_envelope(&AABB::from_corners(lo, hi))
+                        .map(|g| g.data),
+                );
+            }
+        }
+    }
+}
+
+/// A bound below every coordinate within `reach` of `v`, despite rounding.
+fn margin_lo(v: f64, reach: f64) -> f64 {
+    v - reach * (1.0 + 1e-9) - v.abs() * 1e-15
+}
+
+/// A bound above every coordinate within `reach` of `v`, despite rounding.
+fn margin_hi(v: f64, reach: f64) -> f64 {
+    v + reach * (1.0 + 1e-9) + v.abs() * 1e-15
+}
+
+/// One cell: the first and last point in it, in arrival order.
+#[derive(Clone, Copy, Debug)]
+struct Cell {
+    head: u64,
+    tail: u64,
+}
+
+/// Per live point (by id): its cell and the next point of that cell.
+#[derive(Clone, Copy, Debug)]
+struct Link {
+    key: [i64; 3],
+    next: u64,
+}
+
+/// A hashed grid of cells, each a list of its points in arrival order.
+pub(super) struct Grid {
+    /// 2 or 3.
+    dims: usize,
+    /// Cell side; `None` puts every point in one cell (degenerate reach).
+    side: Option<f64>,
+    /// The reach queries must cover.
+    reach: f64,
+    cells: FxHashMap<[i64; 3], Cell>,
+    /// Links of the live points, oldest first; `links[0]` is point `base`.
+    links: VecDeque<Link>,
+    base: u64,
+}
+
+impl Grid {
+    fn new(dims: usize, reach: f64) -> Grid {
+        let side = reach * CELL_OVER_REACH;
+        Grid {
+            dims,
+            side: (side.is_normal() && side > 0.0).then_some(side),
+            reach,
+            cells: FxHashMap::default(),
+            links: VecDeque::new(),
+            base: 0,
+        }
+    }
+
+    fn cell_of(&self, v: f64) -> i64 {
+        match self.side {
+            // Saturating: huge coordinates share the extreme cells, which stays correct.
+            Some(s) => (v / s).floor() as i64,
+            None => 0,
+        }
+    }
+
+    fn key(&self, at: &Embedded) -> [i64; 3] {
+        let mut k = [0; 3];
+        for (i, slot) in k.iter_mut().enumerate().take(self.dims) {
+            *slot = self.cell_of(at[i]);
+        }
+        k
+    }
+
+    fn insert(&mut self, id: u64, at: &Embedded) {
+        if self.links.is_empty() {
+            self.base = id;
+        }
+        let key = self.key(at);
+        self.links.push_back(Link { key, next: NONE });
+        match self.cells.get_mut(&key) {
+            Some(cell) => {
+                let tail = cell.tail;
+                cell.tail = id;
+                if let Some(l) = self.links.get_mut((tail - self.base) as usize) {
+                    l.next = id;
+                }
+            }
+            None => {
+                self.cells.insert(key, Cell { head: id, tail: id });
+            }
+        }
+    }
+
+    fn remove_oldest(&mut self, id: u64) {
+        if id != self.base {
+            return;
+        }
+        let Some(link) = self.links.pop_front() else {
+            return;
+        };
+        self.base += 1;
+        if link.next == NONE {
+            self.cells.remove(&link.key);
+        } else if let Some(cell) = self.cells.get_mut(&link.key) {
+            cell.head = link.next;
+        }
+    }
+
+    fn query(&self, at: &Embedded, out: &mut Vec<u64>) {
+        let mut lo = [0i64; 3];
+        let mut hi = [0i64; 3];
+        for i in 0..self.dims {
+            lo[i] = self.cell_of(margin_lo(at[i], self.reach));
+            hi[i] = self.cell_of(margin_hi(at[i], self.reach));
+            if hi[i].saturating_sub(lo[i]) >= MAX_SPAN {
+                // Coordinates too large for the cell size: every point is a candidate.
+                out.extend(self.base..self.base + self.links.len() as u64);
+                return;
+            }
+        }
+        for x in lo[0]..=hi[0] {
+            for y in lo[1]..=hi[1] {
+                for z in lo[2]..=hi[2] {
+                    let Some(cell) = self.cells.get(&[x, y, z]) else {
+                        continue;
+                    };
+                    let mut id = cell.head;
+                    while id != NONE {
+                        out.push(id);
+                        id = self.links[(id - self.base) as usize].next;
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn brute(points: &[(u64, Embedded)], at: &Embedded, reach: f64) -> Vec<u64> {
+        points
+            .iter()
+            .filter(|(_, p)| super::super::metric::squared(p, at) <= reach * reach)
+            .map(|(id, _)| *id)
+            .collect()
+    }
+
+    #[test]
+    fn grid_and_tree_cover_the_reach() {
+        for lookup in [Lookup::Grid, Lookup::Tree] {
+            let reach = 1.5;
+            let mut n = Neighbours::new(lookup, 2, reach);
+            let mut live: Vec<(u64, Embedded)> = Vec::new();
+            let mut seed = 17u64;
+            let mut rnd = move || {
+                seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                (seed >> 11) as f64 / (1u64 << 53) as f64
+            };
+            for id in 0..400u64 {
+                let at = [rnd() * 20.0 - 10.0, rnd() * 20.0 - 10.0, 0.0];
+                let mut got = Vec::new();
+                n.query(&at, reach, &mut got);
+                got.sort_unstable();
+                for want in brute(&live, &at, reach) {
+                    assert!(got.binary_search(&want).is_ok(), "{lookup:?} {id} {want}");
+                }
+                n.insert(id, &at);
+                live.push((id, at));
+                if live.len() > 60 {
+                    let (old, p) = live.remove(0);
+                    n.remove_oldest(old, &p);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn degenerate_reach_is_one_cell() {
+        for reach in [0.0, f64::INFINITY, f64::MIN_POSITIVE / 4.0] {
+            let mut n = Neighbours::new(Lookup::Grid, 2, reach);
+            n.insert(0, &[1e300, -1e300, 0.0]);
+            n.insert(1, &[0.0, 0.0, 0.0]);
+            let mut got = Vec::new();
+            n.query(&[0.0, 0.0, 0.0], reach, &mut got);
+            assert!(got.contains(&1), "{reach}");
+            n.remove_oldest(0, &[1e300, -1e300, 0.0]);
+            n.remove_oldest(1, &[0.0, 0.0, 0.0]);
+        }
+    }
+}
