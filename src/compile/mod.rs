@@ -61,7 +61,7 @@ pub(crate) fn compile(model: &Model) -> (PetriNet, Program) {
             Op::Or { of } => guard::or(&mut net, id, &label, of.len()),
             Op::Pair {
                 kind, opts, same, ..
-            } => pair::pair(&mut net, id, &label, kind, opts, *same),
+            } => pair::pair(&mut net, id, &label, kind, opts, *same, model.space),
             Op::Not {
                 opts, same_ends, ..
             } => pair::not(&mut net, id, &label, opts, *same_ends),

@@ -29,6 +29,7 @@ pub(super) fn pair(
     kind: &PairKind,
     opts: &PairOpts,
     same: bool,
+    space: crate::event::Space,
 ) -> (Unit, Ports) {
     let predicate = match kind {
         PairKind::Seq | PairKind::And => String::new(),
@@ -58,7 +59,7 @@ pub(super) fn pair(
         net.arc(b, fire_a, read, "x");
         net.arc(fire_a, out, ArcKind::Normal, &predicate);
     }
-    let unit = Unit::Pair(Pair::new(kind.clone(), opts.clone(), same));
+    let unit = Unit::Pair(Pair::new(kind.clone(), opts.clone(), same, space));
     (
         unit,
         Ports {

@@ -2,10 +2,11 @@
 //! waiting in the other operand's place, under the context's binding rule.
 
 use super::super::bind::{bind, remove_positions, Binding};
-use super::super::place::Place;
-use super::super::token::{Extra, Token};
+use super::super::grid::GridPlace;
+use super::super::place::{Budget, Place};
+use super::super::token::{Extra, KeyVal, Token};
 use super::{eligible, Cx};
-use crate::event::Space;
+use crate::event::{Space, Timestamp};
 use crate::model::{PairKind, PairOpts};
 use crate::spatial::{distance, within_distance};
 
@@ -18,8 +19,32 @@ pub(crate) struct Pair {
     opts: PairOpts,
     /// Both operands are the same event: one place, every token is both x and y.
     same: bool,
-    a: Place,
-    b: Place,
+    a: Store,
+    b: Store,
+}
+
+/// Where initiators wait: a plain place, or, for a planar `Dist`, a grid of cells as
+/// wide as the distance so a terminator only looks at its neighbourhood.
+#[derive(Clone, Debug)]
+enum Store {
+    Flat(Place),
+    Grid(GridPlace),
+}
+
+impl Store {
+    fn push(&mut self, k: Option<&KeyVal>, tok: Token, now: Timestamp, budget: &mut Budget) {
+        match self {
+            Store::Flat(p) => p.push(k, tok, now, budget),
+            Store::Grid(g) => g.push(k, tok, now, budget),
+        }
+    }
+
+    fn places(&self) -> Vec<&Place> {
+        match self {
+            Store::Flat(p) => vec![p],
+            Store::Grid(g) => g.places().collect(),
+        }
+    }
 }
 
 /// Which operand the terminator came from.
@@ -31,8 +56,13 @@ enum Side {
 }
 
 impl Pair {
-    pub(crate) fn new(kind: PairKind, opts: PairOpts, same: bool) -> Pair {
-        let place = || Place::new(opts.key.clone(), opts.window);
+    pub(crate) fn new(kind: PairKind, opts: PairOpts, same: bool, space: Space) -> Pair {
+        let place = || match (&kind, space) {
+            (PairKind::Dist { max }, Space::Planar) => {
+                Store::Grid(GridPlace::new(*max, opts.key.clone(), opts.window))
+            }
+            _ => Store::Flat(Place::new(opts.key.clone(), opts.window)),
+        };
         Pair {
             a: place(),
             b: place(),
@@ -44,9 +74,11 @@ impl Pair {
 
     pub(crate) fn places(&self) -> Vec<&Place> {
         if self.same || self.kind == PairKind::Seq {
-            vec![&self.a]
+            self.a.places()
         } else {
-            vec![&self.a, &self.b]
+            let mut v = self.a.places();
+            v.extend(self.b.places());
+            v
         }
     }
 
@@ -69,37 +101,57 @@ impl Pair {
             (Side::A, false) => (None, Some(true)),
             (Side::B, false) => (Some(true), None),
         };
-        let Some(key) = self.a.key_of(y) else { return };
+        let key = match &self.opts.key {
+            None => None,
+            Some(attr) => match y.key(attr) {
+                Some(k) => Some(k),
+                None => return,
+            },
+        };
         let mut consumed = false;
         if let Some(in_a) = terminates_in {
-            let place = if in_a { &mut self.a } else { &mut self.b };
+            let store = if in_a { &mut self.a } else { &mut self.b };
             let (kind, opts) = (&self.kind, &self.opts);
             let space = cx.space;
-            let fired = place.with_live_bucket(key, cx.now, cx.budget, |bucket| {
-                let binding = bind(opts.context, bucket, |x| {
-                    eligible(opts, x, y) && condition(kind, space, side, x, y)
-                });
-                binding.fire(bucket, y, |mut t, x| {
-                    if let (PairKind::Dist { .. }, Some(x)) = (kind, x) {
-                        if let (Some(p), Some(q)) = (x.term.location, y.term.location) {
-                            t.extra = Extra::Distance(distance(space, p, q));
-                        }
+            let with_distance = |mut t: Token, x: Option<&Token>| {
+                if let (PairKind::Dist { .. }, Some(x)) = (kind, x) {
+                    if let (Some(p), Some(q)) = (x.term.location, y.term.location) {
+                        t.extra = Extra::Distance(distance(space, p, q));
                     }
-                    cx.out.push(t);
-                });
-                let fired = binding != Binding::None;
-                let removed = if fired && opts.context.consumes() {
-                    remove_positions(bucket, binding.positions())
-                } else {
-                    0
-                };
-                (fired, removed)
-            });
+                }
+                t
+            };
+            let fired = match store {
+                Store::Flat(place) => place.with_live_bucket(key, cx.now, cx.budget, |bucket| {
+                    let binding = bind(opts.context, bucket, |x| {
+                        eligible(opts, x, y) && condition(kind, space, side, x, y)
+                    });
+                    binding.fire(bucket, y, |t, x| cx.out.push(with_distance(t, x)));
+                    let fired = binding != Binding::None;
+                    let removed = if fired && opts.context.consumes() {
+                        remove_positions(bucket, binding.positions())
+                    } else {
+                        0
+                    };
+                    (fired, removed)
+                }),
+                Store::Grid(grid) => Some(grid.terminate(
+                    y,
+                    opts.context,
+                    cx.now,
+                    cx.budget,
+                    |x| eligible(opts, x, y) && condition(kind, space, side, x, y),
+                    |xs| {
+                        let x = if let [x] = xs { Some(*x) } else { None };
+                        cx.out.push(with_distance(Token::merge(xs, y), x));
+                    },
+                )),
+            };
             consumed = fired.unwrap_or(false) && self.opts.context.consumes();
         }
         if let (Some(in_a), false) = (waits_in, consumed) {
-            let place = if in_a { &mut self.a } else { &mut self.b };
-            place.push(key, y.clone(), cx.now, cx.budget);
+            let store = if in_a { &mut self.a } else { &mut self.b };
+            store.push(key, y.clone(), cx.now, cx.budget);
         }
     }
 }
