@@ -117,6 +117,43 @@ impl<T> Reorder<T> {
         Ok(())
     }
 
+    /// Offers an item and, when it may be released at once (nothing is held and the
+    /// delay allows it, as always with a delay of 0), hands it straight back without
+    /// holding it. Otherwise as [`Reorder::push`]; follow with [`Reorder::pop_ready`].
+    ///
+    /// ```
+    /// use ccpn::io::reorder::Reorder;
+    /// use ccpn::Timestamp;
+    /// let mut r = Reorder::new(0);
+    /// let t = Timestamp::from_micros(5).unwrap();
+    /// assert_eq!(r.offer(t, 1, "a").unwrap(), Some((t, 1, "a")));
+    /// assert!(r.is_empty());
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Late`] if the item's time is before the last released time.
+    pub fn offer(
+        &mut self,
+        time: Timestamp,
+        line: u64,
+        item: T,
+    ) -> Result<Option<(Timestamp, u64, T)>, Late> {
+        self.check(time)?;
+        if self.newest.is_none_or(|n| time > n) {
+            self.newest = Some(time);
+        }
+        let newest = self.newest.unwrap_or(time);
+        if self.heap.is_empty() && newest.since(time) >= self.max_delay {
+            if self.released.is_none_or(|r| time > r) {
+                self.released = Some(time);
+            }
+            return Ok(Some((time, line, item)));
+        }
+        self.heap.push(Held { time, line, item });
+        Ok(None)
+    }
+
     /// Pops the next item that may be released now (its time is at least `max_delay`
     /// before the newest time seen), in (time, line) order.
     pub fn pop_ready(&mut self) -> Option<(Timestamp, u64, T)> {
@@ -247,6 +284,33 @@ mod tests {
     }
 
     proptest! {
+        /// `offer` then `pop_ready` releases the same items, in the same order, with
+        /// the same late ones, as `push` then `pop_ready`.
+        #[test]
+        fn offer_is_push_then_pop_ready(
+            delay in 0i64..15,
+            times in prop::collection::vec(0i64..60, 0..200),
+        ) {
+            let (mut a, mut b) = (Reorder::new(delay), Reorder::new(delay));
+            let (mut out_a, mut out_b) = (Vec::new(), Vec::new());
+            for (line, &time) in times.iter().enumerate() {
+                let line = line as u64;
+                let late_a = match a.offer(t(time), line, line) {
+                    Ok(Some(x)) => { out_a.push(x); false }
+                    Ok(None) => false,
+                    Err(_) => true,
+                };
+                while let Some(x) = a.pop_ready() { out_a.push(x); }
+                let late_b = b.push(t(time), line, line).is_err();
+                while let Some(x) = b.pop_ready() { out_b.push(x); }
+                prop_assert_eq!(late_a, late_b);
+                prop_assert_eq!(&out_a, &out_b);
+            }
+            out_a.extend(std::iter::from_fn(|| a.pop_any()));
+            out_b.extend(std::iter::from_fn(|| b.pop_any()));
+            prop_assert_eq!(out_a, out_b);
+        }
+
         #[test]
         fn released_in_order_and_nothing_lost(
             delay in 0i64..15,

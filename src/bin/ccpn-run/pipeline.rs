@@ -255,10 +255,15 @@ fn read_events(
         };
         counts.read += 1;
         match p.parse(line) {
-            Ok(ev) => match reorder.push(ev.time, no, ev) {
-                Ok(()) => {
-                    while let Some((_, _, ev)) = reorder.pop_ready() {
-                        batch.push(ev);
+            Ok(ev) => match reorder.offer(ev.time, no, ev) {
+                Ok(now) => {
+                    match now {
+                        Some((_, _, ev)) => batch.push(ev),
+                        None => {
+                            while let Some((_, _, ev)) = reorder.pop_ready() {
+                                batch.push(ev);
+                            }
+                        }
                     }
                     if batch.len() >= BATCH && !flush(&mut batch) {
                         break;
