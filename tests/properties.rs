@@ -681,8 +681,9 @@ fn harness_smoke() {
 }
 
 // ---------------------------------------------------------------------------
-// Disagreements found by the properties, as minimal cases. Each first checks the
-// reference against the hand-derived expectation, then compares with ccpn.
+// Disagreements the properties found (all since fixed in ccpn), kept as minimal
+// regression cases. Each first checks the reference against the hand-derived
+// expectation, then compares ccpn with the reference.
 // ---------------------------------------------------------------------------
 
 fn ship(id: i64, ty: &str, t: i64, s: &str) -> Ev {
@@ -713,7 +714,7 @@ fn ccpn_or_operand_named_twice() {
 }
 
 /// Two names with the same definition (up to zone order) are two events: `Or` of
-/// both has two occurrences per event (ccpn shares them as one node).
+/// both has two occurrences per event (ccpn used to share them as one node).
 #[test]
 fn ccpn_identical_definitions_are_distinct_events() {
     let mut n = ab();
@@ -829,9 +830,7 @@ fn ccpn_any_same_step_role_order() {
 
 /// Decision 10: a newer start replaces the open interval, even one that cannot fit
 /// W itself ({C@0, A@3}: 3 > 2), so the `e` A@3 (same step) fires with nothing.
-/// ccpn ignores that start and fires A@3 with the old interval {C@1, A@2}.
-/// (Decision 4's "never stored" is about terminators; if it is meant to cover
-/// starts too, ccpn is right and the reference should change.)
+/// (ccpn used to ignore that start and fire A@3 with the old interval {C@1, A@2}.)
 #[test]
 fn ccpn_a_unfit_start_replaces_interval() {
     let mut n = ab();

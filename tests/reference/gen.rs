@@ -176,11 +176,10 @@ struct Builder {
 impl Builder {
     /// Adds an event. Two names may have the same definition: they are still two
     /// events (the contract shares a *name*'s occurrences, not equal definitions).
-    fn add(&mut self, name: String, op: Op, depth: usize) -> bool {
+    fn add(&mut self, name: String, op: Op, depth: usize) {
         self.depth.insert(name.clone(), depth);
         self.net.events.insert(name.clone(), op);
         self.net.outputs.push(name);
-        true
     }
 
     /// A random operand of depth < 3, favouring composites so that nets nest.
@@ -213,25 +212,6 @@ impl Builder {
     fn depth_of(&self, ops: &[&String]) -> usize {
         1 + ops.iter().map(|o| self.depth[*o]).max().unwrap_or(0)
     }
-}
-
-/// Known disagreements with ccpn (see the `ccpn_*` tests) to look past, from the
-/// environment variable `CCPN_PROP_AVOID` (comma-separated). These leave a feature
-/// out of the random nets:
-/// - `not_same`: a `Not` whose start and end are the same event;
-/// - `any_cum_distinct`: `Any` with `distinct` in context `Cumulative`;
-/// - `p_window_composite`: a `P` with `within` started by a composite;
-/// - `astar_composite_e`: an `AStar` with `within` whose `e` is a composite.
-///
-/// These switch the reference to ccpn's reading:
-/// - `any_role_order`: same-step occurrences reach `Any` in production order
-///   rather than role order;
-/// - `unfit_start_ignored`: an interval's start that does not fit W itself
-///   neither opens nor replaces an interval.
-///
-/// All of them: `CCPN_PROP_AVOID=not_same,any_cum_distinct,p_window_composite,astar_composite_e,any_role_order,unfit_start_ignored`.
-pub fn avoided(feature: &str) -> bool {
-    std::env::var("CCPN_PROP_AVOID").is_ok_and(|v| v.split(',').any(|f| f.trim() == feature))
 }
 
 /// A random net of the given family.
@@ -278,30 +258,28 @@ pub fn gen_net(choices: &[u32], family: Family) -> Net {
         } else {
             None
         };
-        if b.add(
+        b.add(
             format!("a{n_atomic}"),
             Op::Atomic {
                 ty: (*ty).into(),
                 when,
             },
             0,
-        ) {
-            n_atomic += 1;
-        }
+        );
+        n_atomic += 1;
     }
     for _ in 0..ch.pick(3) {
         let ty = TYPES[ch.pick(n_types)];
         let when = Some(gen_when(&mut ch, 0));
-        if b.add(
+        b.add(
             format!("a{n_atomic}"),
             Op::Atomic {
                 ty: ty.into(),
                 when,
             },
             0,
-        ) {
-            n_atomic += 1;
-        }
+        );
+        n_atomic += 1;
     }
 
     // Simple leaves: Within, Direction-in-box, Or.
@@ -328,7 +306,7 @@ pub fn gen_net(choices: &[u32], family: Family) -> Net {
     }
     for i in 0..ch.pick(2) {
         let n = 1 + ch.pick(3);
-        let mut of: Vec<String> = (0..n).map(|_| b.leaf(&mut ch)).collect();
+        let of: Vec<String> = (0..n).map(|_| b.leaf(&mut ch)).collect();
         b.add(format!("o{i}"), Op::Or { of }, 0);
     }
 
@@ -391,9 +369,6 @@ pub fn gen_net(choices: &[u32], family: Family) -> Net {
                 } else {
                     b.operand(&mut ch)
                 };
-                if z == x && avoided("not_same") {
-                    continue;
-                }
                 Op::Not {
                     start: x,
                     absent: y,
@@ -416,17 +391,10 @@ pub fn gen_net(choices: &[u32], family: Family) -> Net {
                 if of.len() < 2 {
                     continue;
                 }
-                let opts = gen_opts(&mut ch, &ANY_CTX);
-                if opts.ctx == Ctx::Cumulative
-                    && opts.distinct.is_some()
-                    && avoided("any_cum_distinct")
-                {
-                    continue;
-                }
                 Op::Any {
                     m: 1 + ch.pick(of.len()),
                     of,
-                    opts,
+                    opts: gen_opts(&mut ch, &ANY_CTX),
                 }
             }
             6 | 7 => {
@@ -480,44 +448,15 @@ pub fn gen_net(choices: &[u32], family: Family) -> Net {
             _ => Op::Not {
                 start: x.clone(),
                 absent: y,
-                end: {
-                    let z = b.operand(&mut ch);
-                    if z == x && avoided("not_same") {
-                        continue;
-                    }
-                    z
-                },
+                end: b.operand(&mut ch),
                 opts: gen_opts(&mut ch, &ALL_CTX),
             },
         };
-        if avoided("astar_composite_e") {
-            if let Op::AStar {
-                e, within: Some(_), ..
-            } = &op
-            {
-                if e.starts_with('c') {
-                    continue;
-                }
-            }
-        }
-        if avoided("p_window_composite") {
-            if let Op::P {
-                start,
-                within: Some(_),
-                ..
-            } = &op
-            {
-                if start.starts_with('c') {
-                    continue;
-                }
-            }
-        }
         let operands: Vec<String> = op.operands().into_iter().map(String::from).collect();
         let refs: Vec<&String> = operands.iter().collect();
         let depth = b.depth_of(&refs);
-        if b.add(format!("c{made}"), op, depth) {
-            made += 1;
-        }
+        b.add(format!("c{made}"), op, depth);
+        made += 1;
     }
     b.net.outputs.sort();
     b.net

@@ -1086,16 +1086,6 @@ impl Reference {
         }
     }
 
-    /// The longest path from `node` down to an atomic event.
-    fn height(&self, node: usize) -> usize {
-        self.nodes[node]
-            .operands()
-            .iter()
-            .map(|&o| 1 + self.height(o))
-            .max()
-            .unwrap_or(0)
-    }
-
     /// Indices (in `hist[node]`) of the occurrences `node` produced in `step`.
     fn produced(&self, node: usize, step: usize) -> Vec<usize> {
         let h = &self.hist[node];
@@ -1371,7 +1361,7 @@ impl Reference {
                 }
                 // Eligible candidates of the other operands, oldest first:
                 // ordered by (step, role, pos).
-                let mut keyed: Vec<((usize, (usize, usize), usize), usize, usize)> = Vec::new();
+                let mut keyed: Vec<((usize, usize, usize), usize, usize)> = Vec::new();
                 for (r, &node) in of.iter().enumerate() {
                     if r == role {
                         continue;
@@ -1390,16 +1380,8 @@ impl Reference {
                         if !key_ok(&x.attrs, &y.attrs, &opts.key, &opts.distinct) {
                             continue;
                         }
-                        // Decision 3: within a step, by role. `any_role_order` in
-                        // CCPN_PROP_AVOID orders by production instead (approximated
-                        // as (height above the atomics, node)), as ccpn seems to, to
-                        // look past that known disagreement.
-                        let rank = if gen::avoided("any_role_order") {
-                            (self.height(node), node)
-                        } else {
-                            (0, r)
-                        };
-                        keyed.push(((x.step, rank, x.pos), node, i));
+                        // Decision 3: within a step, by role.
+                        keyed.push(((x.step, r, x.pos), node, i));
                     }
                 }
                 keyed.sort_by_key(|k| k.0);
@@ -1516,11 +1498,7 @@ impl Reference {
                         let s = &self.hist[start][si];
                         let Some(k) = kv(&s.attrs) else { continue };
                         // Decision 10: a start replaces the open interval, even one
-                        // that cannot fit W itself. `unfit_start_ignored` in
-                        // CCPN_PROP_AVOID follows ccpn's reading instead.
-                        if gen::avoided("unfit_start_ignored") && !fits(within, s.start, s.end) {
-                            continue;
-                        }
+                        // that cannot fit W itself.
                         let iv = Iv {
                             s: si,
                             collected: Vec::new(),
