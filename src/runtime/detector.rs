@@ -1,11 +1,10 @@
 //! The [`Detector`]: pushes atomic events through a compiled net, in event time,
 //! and returns the detections each one causes.
 
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
 use std::sync::Arc;
 
 use super::detection::Detection;
+use super::dirty::Dirty;
 use super::place::Budget;
 use super::timer::Timers;
 use super::token::{Term, Token};
@@ -99,8 +98,8 @@ pub struct Detector {
     processed: u64,
     /// Per unit: tokens that arrived this step, with their input arc.
     inbox: Vec<Vec<(usize, Token)>>,
-    /// Units with a non-empty inbox, as a min-heap of their (topological) index.
-    dirty: BinaryHeap<Reverse<usize>>,
+    /// Units with a non-empty inbox, taken in topological order.
+    dirty: Dirty,
     produced: Vec<Token>,
     /// Detections of the current step.
     emitted: Vec<Detection>,
@@ -127,7 +126,7 @@ impl Detector {
             seq: 0,
             processed: 0,
             inbox: vec![Vec::new(); n],
-            dirty: BinaryHeap::new(),
+            dirty: Dirty::new(n),
             produced: Vec::new(),
             emitted: Vec::new(),
             net,
@@ -283,7 +282,7 @@ impl Detector {
 
     /// Fires every unit that received tokens in this step, in topological order.
     fn run_step(&mut self, step: u64, out: &mut Vec<Detection>) {
-        while let Some(Reverse(id)) = self.dirty.pop() {
+        while let Some(id) = self.dirty.pop() {
             let mut inbox = std::mem::take(&mut self.inbox[id]);
             inbox.sort_by_key(|(role, _)| *role);
             for (role, tok) in inbox.drain(..) {
@@ -301,13 +300,13 @@ impl Detector {
 /// Puts `tok` in the input place `role` of unit `unit`, marking the unit to fire.
 fn deliver(
     inbox: &mut [Vec<(usize, Token)>],
-    dirty: &mut BinaryHeap<Reverse<usize>>,
+    dirty: &mut Dirty,
     unit: usize,
     role: usize,
     tok: Token,
 ) {
     if inbox[unit].is_empty() {
-        dirty.push(Reverse(unit));
+        dirty.mark(unit);
     }
     inbox[unit].push((role, tok));
 }

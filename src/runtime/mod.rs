@@ -7,6 +7,7 @@
 mod bind;
 mod detection;
 mod detector;
+mod dirty;
 mod grid;
 mod place;
 mod timer;
