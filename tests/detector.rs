@@ -32,7 +32,13 @@ fn max_tokens_caps_an_unbounded_place_and_counts_evictions() {
         .warnings()
         .iter()
         .any(|w| w.message.contains("no `within`")));
-    let mut d = Detector::with_options(&n, DetectorOptions { max_tokens: 10 });
+    let mut d = Detector::with_options(
+        &n,
+        DetectorOptions {
+            max_tokens: 10,
+            ..DetectorOptions::default()
+        },
+    );
     for i in 0..100 {
         d.push(Event::new(i, "A", t(i as f64))).expect("in order");
     }

@@ -45,6 +45,7 @@ fn run_ccpn(net: &Net, events: &[Ev]) -> Result<Output, String> {
         &compiled,
         DetectorOptions {
             max_tokens: usize::MAX,
+            ..DetectorOptions::default()
         },
     );
     let mut all = Vec::new();

@@ -26,6 +26,16 @@ pub(crate) struct Program {
     pub(crate) by_type: FxHashMap<Arc<str>, Vec<usize>>,
     /// The output names each component's occurrences are reported under.
     pub(crate) outputs: Vec<Vec<Arc<str>>>,
+    /// The counting indexes: one per input (and `distinct` attribute) of `Count`s.
+    pub(crate) counts: Vec<CountGroup>,
+}
+
+/// The rules of the `Count` components sharing one level-wise index.
+#[derive(Clone, Debug)]
+pub(crate) struct CountGroup {
+    pub(crate) of: usize,
+    pub(crate) distinct: Option<crate::model::Attr>,
+    pub(crate) rules: Vec<crate::count::Rule>,
 }
 
 /// The places through which a component meets the rest of the net.
@@ -43,6 +53,7 @@ pub(crate) fn compile(model: &Model) -> (PetriNet, Program) {
     let mut ports: Vec<Ports> = Vec::with_capacity(n);
     let mut by_type: FxHashMap<Arc<str>, Vec<usize>> = FxHashMap::default();
     let mut type_places: FxHashMap<Arc<str>, NodeIndex> = FxHashMap::default();
+    let mut counts: Vec<CountGroup> = Vec::new();
     for (id, node) in model.nodes.iter().enumerate() {
         let label = node.label(id);
         net.components.push(format!("{label}: {}", node.op.name()));
@@ -68,6 +79,47 @@ pub(crate) fn compile(model: &Model) -> (PetriNet, Program) {
             Op::Any { m, of, opts } => pair::any(&mut net, id, &label, *m, of.len(), opts),
             Op::Times { k, window, key, .. } => {
                 repeat::times(&mut net, id, &label, *k, *window, key)
+            }
+            Op::Count {
+                of,
+                n,
+                distance,
+                window,
+                distinct,
+            } => {
+                let rule = crate::count::Rule {
+                    n: *n,
+                    distance: *distance,
+                    window: *window,
+                    distinct: distinct.is_some(),
+                };
+                let group = match counts
+                    .iter()
+                    .position(|g: &CountGroup| g.of == *of && g.distinct == *distinct)
+                {
+                    Some(g) => g,
+                    None => {
+                        counts.push(CountGroup {
+                            of: *of,
+                            distinct: distinct.clone(),
+                            rules: Vec::new(),
+                        });
+                        counts.len() - 1
+                    }
+                };
+                counts[group].rules.push(rule);
+                let sharing = counts[group].rules.len();
+                repeat::count(
+                    &mut net,
+                    id,
+                    &label,
+                    *n,
+                    *distance,
+                    *window,
+                    distinct,
+                    group,
+                    sharing - 1,
+                )
             }
             Op::Interval {
                 kind, window, key, ..
@@ -96,6 +148,7 @@ pub(crate) fn compile(model: &Model) -> (PetriNet, Program) {
             consumers,
             by_type,
             outputs,
+            counts,
         },
     )
 }

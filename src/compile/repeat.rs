@@ -3,7 +3,7 @@
 use super::{key_label, output, window_label, Ports};
 use crate::model::IntervalKind;
 use crate::net::{ArcKind, PetriNet};
-use crate::runtime::{Interval, Times, Unit};
+use crate::runtime::{Count, Interval, Times, Unit};
 
 /// Times: the pending place feeds the firing transition through an arc of weight k.
 pub(super) fn times(
@@ -93,6 +93,43 @@ pub(super) fn interval(
         Unit::Interval(Interval::new(kind, window, key.clone())),
         Ports {
             inputs,
+            output: out,
+        },
+    )
+}
+
+/// Count: the input place is backed by the level-wise index shared by every `Count`
+/// reading the same occurrences; the transition grows sets and fires on complete ones.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn count(
+    net: &mut PetriNet,
+    id: usize,
+    label: &str,
+    n: usize,
+    distance: f64,
+    window: i64,
+    distinct: &Option<crate::model::Attr>,
+    index: usize,
+    rule: usize,
+) -> (Unit, Ports) {
+    let input = net.place(format!("{label}.in: L-level index #{index}"), Some(id));
+    let distinct = distinct
+        .as_ref()
+        .map(|d| format!(" distinct={d}"))
+        .unwrap_or_default();
+    let t = net.transition(
+        format!(
+            "{n} pairwise < {distance}, {}{distinct}",
+            window_label(Some(window))
+        ),
+        id,
+    );
+    net.arc(input, t, ArcKind::Read, format!("weight {n}"));
+    let out = output(net, id, label, t, "");
+    (
+        Unit::Count(Count { index, rule }),
+        Ports {
+            inputs: vec![input],
             output: out,
         },
     )

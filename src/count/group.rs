@@ -1,58 +1,54 @@
 //! One group of up to 64 rules sharing one snapshot, one neighbour index and one set of
 //! levels: the online algorithm itself.
 //!
-//! A set is owned by its oldest member, which lists it; the new point `e` is always the
-//! newest member of the sets it creates. So the new sets containing `e` are exactly:
-//! `{p, e}` for each neighbour `p` (a pair satisfying some rule), and `S ∪ {e}` for each
-//! kept set `S` whose owner is a neighbour and whose other members are neighbours too
-//! (marked with the event's stamp), with the rules of `S`, of every pair `{q, e}`
-//! (q ∈ S) intersected — the seed's join of two (k−1)-sets and their closing pair, done
-//! online. A new set completing a rule (n members) is a match; it is kept for the rules
-//! that need more members, if the cap allows.
+//! A kept set is owned by its oldest member; the new point `e` is always the newest
+//! member of the sets it creates. So the new sets containing `e` are exactly: `{p, e}`
+//! for each neighbour `p` (a pair satisfying some rule), and `S ∪ {e}` for each kept set
+//! `S` whose owner is a neighbour and whose other members are neighbours too (marked
+//! with the event's stamp), serving the rules of `S` and of every pair `{q, e}` (q ∈ S)
+//! — the note's join of two (k−1)-sets and their closing pair, done online. A new set
+//! that completes a rule (n members) is a match; it is kept for the rules that need
+//! more members, if the cap allows.
 //!
-//! Expiry needs no scan either: a point leaves (with every set it owns) once the longest
-//! window has passed over it; and each window class has a cursor over the points, so the
-//! sets whose longest window has passed over their owner are freed on time.
+//! Expiry needs no scan either: a point leaves, with every set it owns, once the
+//! longest window has passed over it; and each shorter window class has a cursor over
+//! the points, so that the sets whose longest window has passed over their owner are
+//! dropped on time.
 
 use std::collections::VecDeque;
 
-use smallvec::SmallVec;
-
 use crate::event::{Point, Space};
 
-use super::levels::{Levels, SetRef};
+use super::levels::{Levels, Owned};
 use super::metric::Embedded;
 use super::neighbours::{Lookup, Neighbours};
 use super::rules::{PairEnd, Rules};
-use super::{Budget, Rule};
+use super::{Budget, Matches, Rule};
 
-/// A set listed by its owner, with its expiry class.
-#[derive(Clone, Copy, Debug)]
-struct Owned {
-    set: SetRef,
-    class: u32,
+/// Per live point, what an insertion marks: the stamp of the last event that found the
+/// point a neighbour, and the rules that pair held for (valid while the stamp is
+/// current). Kept apart from the points, for locality.
+#[derive(Clone, Copy, Debug, Default)]
+struct Mark {
+    stamp: u64,
+    pair: u64,
 }
 
 /// A live point.
-struct Live<T, D> {
+struct Live<D> {
     cause: u64,
     time: i64,
     at: Point,
     embedded: Embedded,
     distinct: Option<D>,
-    payload: T,
     /// The sets this point is the oldest member of.
-    owned: SmallVec<[Owned; 4]>,
-    /// The stamp of the last event that found this point a neighbour.
-    stamp: u64,
-    /// The rules that pair held for (valid while `stamp` is current).
-    pair: u64,
+    owned: Owned,
 }
 
-/// A set found during one insertion, before it is stored.
+/// A set found during one insertion, before it is kept or reported.
 #[derive(Clone, Copy, Debug)]
 struct Found {
-    /// Range in `scratch_members`.
+    /// Its members are `scratch_members[start..start + len]`.
     start: usize,
     len: usize,
     /// Rules it completes.
@@ -63,17 +59,18 @@ struct Found {
 
 /// The index for one group of rules.
 pub(super) struct Group<T, D> {
-    space: Space,
     rules: Rules,
     /// Global index of this group's rule 0.
     offset: usize,
     levels: Levels,
     neighbours: Neighbours,
-    reach: f64,
-    /// Live points, oldest first; `points[0]` has id `base`.
-    points: VecDeque<Live<T, D>>,
+    /// Live points, oldest first; `points[0]` has id `base`. Marks and payloads have
+    /// the same indices.
+    points: VecDeque<Live<D>>,
+    marks: VecDeque<Mark>,
+    payloads: VecDeque<T>,
     base: u64,
-    /// Per expiry class: the first point whose sets of that class are not yet freed.
+    /// Per expiry class: the first point whose sets of that class are not yet dropped.
     cursors: Vec<u64>,
     stamp: u64,
     scratch_candidates: Vec<u64>,
@@ -93,14 +90,14 @@ impl<T: Clone, D: Eq + Clone> Group<T, D> {
             Space::Wgs84 => 3,
         };
         Group {
-            space,
             cursors: vec![0; rules.class_windows().len()],
             rules,
             offset,
             levels: Levels::default(),
             neighbours: Neighbours::new(lookup, dims, reach),
-            reach,
             points: VecDeque::new(),
+            marks: VecDeque::new(),
+            payloads: VecDeque::new(),
             base: 0,
             stamp: 0,
             scratch_candidates: Vec::new(),
@@ -111,12 +108,8 @@ impl<T: Clone, D: Eq + Clone> Group<T, D> {
         }
     }
 
-    fn point(&self, id: u64) -> &Live<T, D> {
-        &self.points[(id - self.base) as usize]
-    }
-
-    fn point_mut(&mut self, id: u64) -> &mut Live<T, D> {
-        &mut self.points[(id - self.base) as usize]
+    fn index(&self, id: u64) -> usize {
+        (id - self.base) as usize
     }
 
     /// The id the next stored point gets.
@@ -124,46 +117,49 @@ impl<T: Clone, D: Eq + Clone> Group<T, D> {
         self.base + self.points.len() as u64
     }
 
-    /// Frees what no rule can use at `now` or later.
+    /// Drops what no rule can use at `now` or later.
     pub(super) fn expire(&mut self, now: i64, budget: &mut Budget) {
+        let max_window = self.rules.keeps_points().unwrap_or(i64::MIN);
         for c in 0..self.cursors.len() {
             let window = self.rules.class_windows()[c];
+            if window >= max_window {
+                // These sets leave with their owner, below.
+                continue;
+            }
             let end = self.next_id();
             let mut id = self.cursors[c].max(self.base);
-            while id < end && now.saturating_sub(self.point(id).time) > window {
-                let class = c as u32;
-                let mut owned = std::mem::take(&mut self.point_mut(id).owned);
-                owned.retain(|o| {
-                    if o.class == class {
-                        self.levels.remove(o.set);
-                        budget.live -= 1;
-                        false
-                    } else {
-                        true
-                    }
+            while id < end {
+                let i = self.index(id);
+                if now.saturating_sub(self.points[i].time) <= window {
+                    break;
+                }
+                let levels = &mut self.levels;
+                self.points[i].owned.drop_class(c as u32, |h| {
+                    levels.removed(h.level());
+                    budget.live -= 1;
                 });
-                self.point_mut(id).owned = owned;
                 id += 1;
             }
             self.cursors[c] = id;
         }
-        let max_window = self.rules.keeps_points().unwrap_or(i64::MIN);
         while let Some(front) = self.points.front() {
             if now.saturating_sub(front.time) <= max_window {
                 break;
             }
-            for o in &front.owned {
-                self.levels.remove(o.set);
+            for h in front.owned.heads() {
+                self.levels.removed(h.level());
                 budget.live -= 1;
             }
             self.neighbours.remove_oldest(self.base, &front.embedded);
             self.points.pop_front();
+            self.marks.pop_front();
+            self.payloads.pop_front();
             self.base += 1;
         }
     }
 
-    /// Inserts a point (after `expire(time)`), appending its matches, sorted by rule
-    /// then members, to `out`.
+    /// Inserts a point (after `expire(time)`), appending its matches to `out`: rules in
+    /// order, each rule's sets in the lexicographic order of their members' ids.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn insert(
         &mut self,
@@ -174,11 +170,11 @@ impl<T: Clone, D: Eq + Clone> Group<T, D> {
         distinct: &Option<D>,
         payload: &T,
         budget: &mut Budget,
-        out: &mut Vec<(usize, Vec<T>)>,
+        out: &mut Matches<T>,
     ) {
         for &bit in self.rules.singles() {
             if self.rules.single_matches(bit, distinct.is_some()) {
-                out.push((self.offset + bit, vec![payload.clone()]));
+                out.push(self.offset + bit, std::iter::once(payload.clone()));
             }
         }
         if self.rules.keeps_points().is_none() {
@@ -193,7 +189,8 @@ impl<T: Clone, D: Eq + Clone> Group<T, D> {
         let mut neighbours = std::mem::take(&mut self.scratch_neighbours);
         candidates.clear();
         neighbours.clear();
-        self.neighbours.query(embedded, self.reach, &mut candidates);
+        self.neighbours
+            .query(embedded, self.rules.reach_squared(), &mut candidates);
         let e = PairEnd {
             cause,
             time,
@@ -202,7 +199,8 @@ impl<T: Clone, D: Eq + Clone> Group<T, D> {
             distinct: distinct.as_ref(),
         };
         for &q in &candidates {
-            let p = self.point(q);
+            let i = self.index(q);
+            let p = &self.points[i];
             let older = PairEnd {
                 cause: p.cause,
                 time: p.time,
@@ -212,43 +210,36 @@ impl<T: Clone, D: Eq + Clone> Group<T, D> {
             };
             let pair = self.rules.pair_mask(&older, &e);
             if pair != 0 {
-                let p = self.point_mut(q);
-                p.stamp = stamp;
-                p.pair = pair;
+                self.marks[i] = Mark { stamp, pair };
                 neighbours.push((q, pair));
             }
         }
-        // Deterministic regardless of the lookup: the cap keeps sets first come, first served.
+        // Independent of the lookup's order: the cap keeps sets first come, first served.
         neighbours.sort_unstable_by_key(|&(q, _)| q);
 
-        // 2. The new sets containing e: {p, e}, and S ∪ {e} for S owned by a neighbour p
-        //    with all of S among the neighbours.
+        // 2. The new sets containing e: {p, e}, and S ∪ {e} for each S owned by a
+        //    neighbour p with all of S among the neighbours.
         let mut members = std::mem::take(&mut self.scratch_members);
         let mut found = std::mem::take(&mut self.scratch_found);
         members.clear();
         found.clear();
         for &(p, pair) in &neighbours {
-            self.found(&[p, id], pair, &mut members, &mut found);
-            for o in &self.point(p).owned {
-                let mut mask = self.levels.mask(o.set) & pair;
-                if mask == 0 {
-                    continue;
-                }
-                let set = self.levels.members(o.set);
-                for &q in &set[1..] {
-                    let q = self.point(q);
-                    if q.stamp != stamp {
-                        mask = 0;
-                        break;
-                    }
-                    mask &= q.pair;
+            let start = members.len();
+            members.extend_from_slice(&[p, id]);
+            self.record(start, pair, &mut members, &mut found);
+            for (head, others) in self.points[self.index(p)].owned.iter() {
+                let mut mask = head.mask & pair;
+                for &d in others {
                     if mask == 0 {
                         break;
                     }
+                    let mark = self.marks[self.index(p + u64::from(d))];
+                    mask &= if mark.stamp == stamp { mark.pair } else { 0 };
                 }
                 if mask != 0 {
                     let start = members.len();
-                    members.extend_from_slice(set);
+                    members.push(p);
+                    members.extend(others.iter().map(|&d| p + u64::from(d)));
                     members.push(id);
                     self.record(start, mask, &mut members, &mut found);
                 }
@@ -265,10 +256,14 @@ impl<T: Clone, D: Eq + Clone> Group<T, D> {
                 continue;
             }
             let set = &members[f.start..f.start + f.len];
-            if let Some(r) = self.levels.add(set, f.keep) {
+            let class = self.rules.class_of(f.keep) as u32;
+            let owner = self.index(set[0]);
+            if self.points[owner]
+                .owned
+                .push(set[0], &set[1..], f.keep, class)
+            {
                 budget.live += 1;
-                let class = self.rules.class_of(f.keep) as u32;
-                self.point_mut(set[0]).owned.push(Owned { set: r, class });
+                self.levels.added(set.len());
             } else {
                 budget.refused += 1;
             }
@@ -282,13 +277,13 @@ impl<T: Clone, D: Eq + Clone> Group<T, D> {
             at,
             embedded: *embedded,
             distinct: distinct.clone(),
-            payload: payload.clone(),
-            owned: SmallVec::new(),
-            stamp: 0,
-            pair: 0,
+            owned: Owned::default(),
         });
+        self.marks.push_back(Mark::default());
+        self.payloads.push_back(payload.clone());
 
-        // 5. Report: rules in order, then sets by their members in insertion order.
+        // 5. Report. Found sets come by owner (first member) ascending: order them by
+        //    rule (stable), then sort each run of one rule and one owner by members.
         let mut matches = std::mem::take(&mut self.scratch_matches);
         matches.clear();
         for f in &found {
@@ -299,16 +294,40 @@ impl<T: Clone, D: Eq + Clone> Group<T, D> {
                 matches.push((bit, f.start, f.len));
             }
         }
-        matches.sort_unstable_by(|a, b| {
-            a.0.cmp(&b.0)
-                .then_with(|| members[a.1..a.1 + a.2].cmp(&members[b.1..b.1 + b.2]))
-        });
+        if !matches.is_sorted_by_key(|m| m.0) {
+            matches.sort_by_key(|m| m.0);
+        }
+        let set = |m: &(usize, usize, usize)| &members[m.1..m.1 + m.2];
+        let mut i = 0;
+        while i < matches.len() {
+            let key = (matches[i].0, members[matches[i].1]);
+            let run = matches[i..]
+                .iter()
+                .take_while(|m| (m.0, members[m.1]) == key)
+                .count();
+            let run = &mut matches[i..i + run];
+            if !run.is_sorted_by(|a, b| set(a) <= set(b)) {
+                // One rule: one size. Up to four middle members (n ≤ 6) pack into a
+                // u128 of 32-bit offsets from the owner (kept sets store them so).
+                let owner = key.1;
+                let len = run[0].2;
+                if len <= 6 {
+                    run.sort_unstable_by_key(|m| {
+                        members[m.1 + 1..m.1 + len - 1]
+                            .iter()
+                            .fold(0u128, |k, &q| k << 32 | u128::from((q - owner) as u32))
+                    });
+                } else {
+                    run.sort_unstable_by(|a, b| set(a).cmp(set(b)));
+                }
+            }
+            i += run.len();
+        }
         for &(bit, start, len) in &matches {
             let payloads = members[start..start + len]
                 .iter()
-                .map(|&q| self.point(q).payload.clone())
-                .collect();
-            out.push((self.offset + bit, payloads));
+                .map(|&q| self.payloads[self.index(q)].clone());
+            out.push(self.offset + bit, payloads);
         }
 
         self.scratch_candidates = candidates;
@@ -318,14 +337,8 @@ impl<T: Clone, D: Eq + Clone> Group<T, D> {
         self.scratch_matches = matches;
     }
 
-    /// Records the pair `set` (two ids) with the rules `pair` it satisfies.
-    fn found(&self, set: &[u64], pair: u64, members: &mut Vec<u64>, found: &mut Vec<Found>) {
-        let start = members.len();
-        members.extend_from_slice(set);
-        self.record(start, pair, members, found);
-    }
-
-    /// Records the set `members[start..]` serving `mask`, if it completes or must grow.
+    /// Records the set `members[start..]` serving `mask`, if it completes a rule or must
+    /// grow; forgets it otherwise.
     fn record(&self, start: usize, mask: u64, members: &mut Vec<u64>, found: &mut Vec<Found>) {
         let len = members.len() - start;
         let complete = mask & self.rules.complete(len);
@@ -347,12 +360,12 @@ impl<T: Clone, D: Eq + Clone> Group<T, D> {
         self.points.len()
     }
 
-    /// Live sets with `k` members.
+    /// Kept sets with `k` members.
     pub(super) fn live_sets(&self, k: usize) -> usize {
         self.levels.live(k)
     }
 
-    /// The largest member count any set has had.
+    /// The largest member count any kept set has had.
     pub(super) fn highest_level(&self) -> usize {
         self.levels.highest()
     }

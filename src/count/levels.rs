@@ -1,93 +1,129 @@
-//! The levels L2, L3, …: the live k-sets, each with the rules it still serves.
+//! The levels L2, L3, …, stored by owner: each kept set lives with its oldest member,
+//! as a header (its rules, its expiry class, its size) and its other members.
 //!
-//! Level k is a slab of fixed-width slots (k member ids in insertion order, and a rule
-//! mask) with a free list, so sets come and go without allocating once the slab has
-//! grown. A set is found through its owner (its oldest member, which holds a
-//! [`SetRef`]); levels are never scanned.
+//! Level k is the union of the owners' k-sets; [`Levels`] only counts them. An
+//! insertion reads the sets of its neighbours one owner at a time, in one contiguous
+//! run of memory each; an owner's expiry drops its sets at once. Nothing scans a level.
 
-/// A live set: its level (member count) and slot.
+use smallvec::SmallVec;
+
+/// A kept set's header.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) struct SetRef {
-    /// The number of members.
-    pub(super) level: u32,
-    /// The slot in that level.
-    pub(super) slot: u32,
+pub(super) struct Head {
+    /// The rules the set still serves.
+    pub(super) mask: u64,
+    /// Its expiry class: that of the longest window among its rules.
+    pub(super) class: u32,
+    /// Its members besides the owner.
+    pub(super) others: u32,
 }
 
-/// One level's sets.
-#[derive(Debug, Default)]
-struct Level {
-    /// `k` ids per slot.
-    members: Vec<u64>,
-    /// One mask per slot (0 in a free slot).
-    masks: Vec<u64>,
-    free: Vec<u32>,
-    live: usize,
+impl Head {
+    /// The set's size: its level.
+    pub(super) fn level(&self) -> usize {
+        self.others as usize + 1
+    }
 }
 
-/// Every level, indexed by member count (levels 0 and 1 stay empty).
-#[derive(Debug, Default)]
+/// The sets one point owns.
+#[derive(Clone, Debug, Default)]
+pub(super) struct Owned {
+    heads: SmallVec<[Head; 2]>,
+    /// Per set in order, its other members as offsets from the owner's id, ascending.
+    others: SmallVec<[u32; 4]>,
+}
+
+impl Owned {
+    /// Adds a set owned by point `owner` whose other members are `members` (ascending,
+    /// all after `owner`). Returns `false`, adding nothing, if an offset does not fit in
+    /// 32 bits (more than four billion points between two members).
+    pub(super) fn push(&mut self, owner: u64, members: &[u64], mask: u64, class: u32) -> bool {
+        let Ok(count) = u32::try_from(members.len()) else {
+            return false;
+        };
+        let start = self.others.len();
+        for &q in members {
+            match q.checked_sub(owner).and_then(|d| u32::try_from(d).ok()) {
+                Some(d) => self.others.push(d),
+                None => {
+                    self.others.truncate(start);
+                    return false;
+                }
+            }
+        }
+        self.heads.push(Head {
+            mask,
+            class,
+            others: count,
+        });
+        true
+    }
+
+    /// Each set: its header and its other members' offsets from the owner.
+    pub(super) fn iter(&self) -> impl Iterator<Item = (Head, &[u32])> + '_ {
+        let mut at = 0;
+        self.heads.iter().map(move |&h| {
+            let others = &self.others[at..at + h.others as usize];
+            at += h.others as usize;
+            (h, others)
+        })
+    }
+
+    /// The headers of every set.
+    pub(super) fn heads(&self) -> &[Head] {
+        &self.heads
+    }
+
+    /// Drops the sets of expiry class `class`, telling `dropped` each one's header.
+    pub(super) fn drop_class(&mut self, class: u32, mut dropped: impl FnMut(&Head)) {
+        let (mut read, mut write) = (0, 0);
+        let mut kept = 0;
+        for i in 0..self.heads.len() {
+            let h = self.heads[i];
+            let n = h.others as usize;
+            if h.class == class {
+                dropped(&h);
+            } else {
+                self.others.copy_within(read..read + n, write);
+                write += n;
+                self.heads[kept] = h;
+                kept += 1;
+            }
+            read += n;
+        }
+        self.heads.truncate(kept);
+        self.others.truncate(write);
+    }
+}
+
+/// The number of kept sets per level.
+#[derive(Clone, Debug, Default)]
 pub(super) struct Levels {
-    levels: Vec<Level>,
+    live: Vec<usize>,
 }
 
 impl Levels {
-    /// Stores a set (members in insertion order, at least two) serving the rules of `mask`.
-    /// Returns `None` when the set is too large to address (more than `u32::MAX`
-    /// members, or slots) — never for a set a bounded index can hold.
-    pub(super) fn add(&mut self, members: &[u64], mask: u64) -> Option<SetRef> {
-        let k = members.len();
-        let level = u32::try_from(k).ok()?;
-        if self.levels.len() <= k {
-            self.levels.resize_with(k + 1, Level::default);
+    /// One more set of `k` members.
+    pub(super) fn added(&mut self, k: usize) {
+        if self.live.len() <= k {
+            self.live.resize(k + 1, 0);
         }
-        let l = &mut self.levels[k];
-        let slot = match l.free.pop() {
-            Some(slot) => {
-                let at = slot as usize * k;
-                l.members[at..at + k].copy_from_slice(members);
-                l.masks[slot as usize] = mask;
-                slot
-            }
-            None => {
-                let slot = u32::try_from(l.masks.len()).ok()?;
-                l.members.extend_from_slice(members);
-                l.masks.push(mask);
-                slot
-            }
-        };
-        l.live += 1;
-        Some(SetRef { level, slot })
+        self.live[k] += 1;
     }
 
-    /// Frees a set.
-    pub(super) fn remove(&mut self, set: SetRef) {
-        let l = &mut self.levels[set.level as usize];
-        l.masks[set.slot as usize] = 0;
-        l.free.push(set.slot);
-        l.live -= 1;
+    /// One set of `k` members fewer.
+    pub(super) fn removed(&mut self, k: usize) {
+        self.live[k] -= 1;
     }
 
-    /// A set's members, in insertion order.
-    pub(super) fn members(&self, set: SetRef) -> &[u64] {
-        let k = set.level as usize;
-        let at = set.slot as usize * k;
-        &self.levels[k].members[at..at + k]
-    }
-
-    /// The rules a set serves.
-    pub(super) fn mask(&self, set: SetRef) -> u64 {
-        self.levels[set.level as usize].masks[set.slot as usize]
-    }
-
-    /// The number of live sets with `k` members.
+    /// The number of kept sets with `k` members.
     pub(super) fn live(&self, k: usize) -> usize {
-        self.levels.get(k).map_or(0, |l| l.live)
+        self.live.get(k).copied().unwrap_or(0)
     }
 
-    /// The largest member count any set has had (0 if none).
+    /// The largest member count any kept set has had (0 if none).
     pub(super) fn highest(&self) -> usize {
-        self.levels.len().saturating_sub(1)
+        self.live.len().saturating_sub(1)
     }
 }
 
@@ -96,19 +132,30 @@ mod tests {
     use super::*;
 
     #[test]
-    fn slots_are_reused() {
+    fn owned_sets_round_trip_and_drop_by_class() {
+        let mut o = Owned::default();
+        assert!(o.push(10, &[11], 0b1, 0));
+        assert!(o.push(10, &[12, 15], 0b11, 1));
+        assert!(o.push(10, &[13], 0b10, 1));
+        assert!(!o.push(10, &[9], 0b1, 0));
+        assert!(!o.push(10, &[10 + (1 << 33)], 0b1, 0));
+        let sets: Vec<(u64, Vec<u32>)> = o.iter().map(|(h, m)| (h.mask, m.to_vec())).collect();
+        assert_eq!(sets, vec![(1, vec![1]), (3, vec![2, 5]), (2, vec![3])]);
+        let mut gone = Vec::new();
+        o.drop_class(1, |h| gone.push(h.level()));
+        assert_eq!(gone, vec![3, 2]);
+        let sets: Vec<(u64, Vec<u32>)> = o.iter().map(|(h, m)| (h.mask, m.to_vec())).collect();
+        assert_eq!(sets, vec![(1, vec![1])]);
+        assert_eq!(o.heads().len(), 1);
+    }
+
+    #[test]
+    fn levels_count() {
         let mut l = Levels::default();
-        let a = l.add(&[1, 2], 0b1).unwrap();
-        let b = l.add(&[1, 2, 3], 0b10).unwrap();
-        let c = l.add(&[4, 5], 0b11).unwrap();
-        assert_eq!(l.members(b), &[1, 2, 3]);
-        assert_eq!(l.mask(c), 0b11);
-        assert_eq!((l.live(2), l.live(3), l.highest()), (2, 1, 3));
-        l.remove(a);
-        let d = l.add(&[7, 9], 0b100).unwrap();
-        assert_eq!(d, a);
-        assert_eq!(l.members(d), &[7, 9]);
-        assert_eq!(l.members(c), &[4, 5]);
-        assert_eq!(l.live(2), 2);
+        l.added(3);
+        l.added(2);
+        l.added(3);
+        l.removed(3);
+        assert_eq!((l.live(2), l.live(3), l.live(4), l.highest()), (1, 1, 0, 3));
     }
 }

@@ -64,6 +64,10 @@
 //! expiry makes room again. Matches reported by one call are bounded by the sets kept,
 //! so memory is bounded by `max_sets` and the live points.
 
+// The runtime's `Count` unit is wired separately; until it calls this module, only the
+// tests and the benches do.
+#![cfg_attr(not(test), allow(dead_code))]
+
 mod group;
 mod levels;
 mod metric;
@@ -91,6 +95,61 @@ pub(crate) struct Rule {
     pub(crate) window: i64,
     /// Members must have pairwise different distinct values.
     pub(crate) distinct: bool,
+}
+
+/// The matches of insertions, flat: for each, its rule and its members' payloads in
+/// insertion order. Reused across calls, it allocates only when it grows.
+#[derive(Clone, Debug)]
+pub(crate) struct Matches<T> {
+    /// (rule index, start and length in `payloads`) per match.
+    sets: Vec<(usize, usize, usize)>,
+    payloads: Vec<T>,
+}
+
+impl<T> Default for Matches<T> {
+    fn default() -> Self {
+        Matches {
+            sets: Vec::new(),
+            payloads: Vec::new(),
+        }
+    }
+}
+
+impl<T> Matches<T> {
+    /// No matches.
+    pub(crate) fn new() -> Self {
+        Self::default()
+    }
+
+    /// Forgets every match, keeping the storage.
+    pub(crate) fn clear(&mut self) {
+        self.sets.clear();
+        self.payloads.clear();
+    }
+
+    /// The number of matches.
+    pub(crate) fn len(&self) -> usize {
+        self.sets.len()
+    }
+
+    /// Are there none?
+    pub(crate) fn is_empty(&self) -> bool {
+        self.sets.is_empty()
+    }
+
+    /// Each match: its rule's index and its members' payloads in insertion order.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (usize, &[T])> + '_ {
+        self.sets
+            .iter()
+            .map(|&(rule, start, len)| (rule, &self.payloads[start..start + len]))
+    }
+
+    /// Appends a match.
+    fn push(&mut self, rule: usize, payloads: impl Iterator<Item = T>) {
+        let start = self.payloads.len();
+        self.payloads.extend(payloads);
+        self.sets.push((rule, start, self.payloads.len() - start));
+    }
 }
 
 /// The cap on kept sets, shared by the groups.
@@ -154,9 +213,9 @@ impl<T: Clone, D: Eq + Clone> CountIndex<T, D> {
     }
 
     /// Inserts a point caused by input event `cause` at `time` (non-decreasing across
-    /// calls; this expires first), and appends to `out` one `(rule index, members'
-    /// payloads in insertion order)` per newly complete set — rules in index order,
-    /// and for each rule sets in the lexicographic order of their members' insertion.
+    /// calls; this expires first), and appends to `out` one match (rule index, members'
+    /// payloads in insertion order) per newly complete set — rules in index order, and
+    /// for each rule sets in the lexicographic order of their members' insertion.
     pub(crate) fn insert(
         &mut self,
         cause: u64,
@@ -164,7 +223,7 @@ impl<T: Clone, D: Eq + Clone> CountIndex<T, D> {
         at: Point,
         distinct: Option<D>,
         payload: T,
-        out: &mut Vec<(usize, Vec<T>)>,
+        out: &mut Matches<T>,
     ) {
         self.expire(time);
         let embedded = metric::embed(self.space, at);

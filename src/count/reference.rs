@@ -34,8 +34,8 @@ impl<D: Eq + Clone> Reference<D> {
     /// Does the pair `(i, j)` (i inserted before j) fit rule `r`?
     fn pair(&self, r: &Rule, i: usize, j: usize) -> bool {
         let (a, b) = (&self.points[i], &self.points[j]);
-        let distinct = !r.distinct
-            || matches!((&a.distinct, &b.distinct), (Some(x), Some(y)) if x != y);
+        let distinct =
+            !r.distinct || matches!((&a.distinct, &b.distinct), (Some(x), Some(y)) if x != y);
         a.cause != b.cause
             && distinct
             && (b.time - a.time).abs() <= r.window
@@ -69,7 +69,7 @@ impl<D: Eq + Clone> Reference<D> {
                     }
                 }
                 n => {
-                    let mut chosen = Vec::with_capacity(n);
+                    let mut chosen = Vec::with_capacity(n.min(e + 1));
                     self.extend(r, n, e, 0, &mut chosen, &mut |set| out.push((ri, set)));
                 }
             }

@@ -250,7 +250,13 @@ mod tests {
 
     #[test]
     fn counting_table_and_classes() {
-        let rules = [rule(3, 10), rule(2, 50), rule(5, 20), rule(1, 0), rule(3, 20)];
+        let rules = [
+            rule(3, 10),
+            rule(2, 50),
+            rule(5, 20),
+            rule(1, 0),
+            rule(3, 20),
+        ];
         let t = Rules::new(Space::Planar, &rules);
         assert_eq!(t.need(2), 0b10101);
         assert_eq!(t.need(3), 0b00100);

@@ -6,7 +6,14 @@ use proptest::prelude::*;
 use crate::event::{Point, Space, Timestamp};
 
 use super::reference::Reference;
-use super::{CountIndex, Lookup, Rule};
+use super::{CountIndex, Lookup, Matches as Flat, Rule};
+
+impl<T: Clone> Flat<T> {
+    /// The matches as owned pairs.
+    fn to_vec(&self) -> Vec<(usize, Vec<T>)> {
+        self.iter().map(|(r, m)| (r, m.to_vec())).collect()
+    }
+}
 
 const SEC: i64 = 1_000_000;
 
@@ -50,9 +57,9 @@ fn run(space: Space, rules: &[Rule], events: &[Ev], lookup: Lookup) -> Vec<Match
         .iter()
         .enumerate()
         .map(|(i, e)| {
-            let mut out = Vec::new();
+            let mut out = Flat::new();
             index.insert(e.cause, ts(e.time), e.at, e.distinct, i, &mut out);
-            out
+            out.to_vec()
         })
         .collect();
     assert_eq!(index.refused(), 0);
@@ -72,7 +79,10 @@ fn check(space: Space, rules: &[Rule], events: &[Ev]) {
     for lookup in [Lookup::Grid, Lookup::Tree] {
         let got = run(space, rules, events, lookup);
         for (i, (g, w)) in got.iter().zip(&want).enumerate() {
-            assert_eq!(g, w, "{lookup:?}: insertion {i} of {events:?} with {rules:?}");
+            assert_eq!(
+                g, w,
+                "{lookup:?}: insertion {i} of {events:?} with {rules:?}"
+            );
         }
     }
 }
@@ -103,12 +113,12 @@ fn a_side_exactly_d_is_not_close() {
 #[test]
 fn a_geodesic_side_exactly_d_is_not_close() {
     let a = Point { x: 121.5, y: 25.0 };
-    let b = Point { x: 121.5004, y: 25.0003 };
+    let b = Point {
+        x: 121.5004,
+        y: 25.0003,
+    };
     let d = crate::spatial::distance(Space::Wgs84, a, b);
-    let events = [
-        ev(1, 0.0, a.x, a.y, None),
-        ev(2, 0.0, b.x, b.y, None),
-    ];
+    let events = [ev(1, 0.0, a.x, a.y, None), ev(2, 0.0, b.x, b.y, None)];
     let none = matches_of(Space::Wgs84, &[rule(2, d, 1.0, false)], &events);
     assert!(none[1].is_empty());
     let one = matches_of(Space::Wgs84, &[rule(2, d.next_up(), 1.0, false)], &events);
@@ -119,7 +129,10 @@ fn a_geodesic_side_exactly_d_is_not_close() {
 fn the_window_includes_its_end() {
     let rules = [rule(2, 10.0, 1.0, false)];
     let fits = [ev(1, 0.0, 0.0, 0.0, None), ev(2, 1.0, 1.0, 0.0, None)];
-    assert_eq!(matches_of(Space::Planar, &rules, &fits)[1], vec![(0, vec![0, 1])]);
+    assert_eq!(
+        matches_of(Space::Planar, &rules, &fits)[1],
+        vec![(0, vec![0, 1])]
+    );
     let late = [ev(1, 0.0, 0.0, 0.0, None), ev(2, 1.000_001, 1.0, 0.0, None)];
     assert!(matches_of(Space::Planar, &rules, &late)[1].is_empty());
     // A zero window pairs only simultaneous points.
@@ -171,11 +184,18 @@ fn one_cause_never_pairs_with_itself() {
 #[test]
 fn payloads_come_in_insertion_order() {
     let mut index = CountIndex::new(Space::Planar, vec![rule(3, 2.0, 10.0, false)], 1000);
-    let mut out = Vec::new();
+    let mut out = Flat::new();
     for (i, x) in [0.0, 1.0, 0.5].into_iter().enumerate() {
-        index.insert(i as u64, ts(0), Point { x, y: 0.0 }, None::<u8>, ["a", "b", "c"][i], &mut out);
+        index.insert(
+            i as u64,
+            ts(0),
+            Point { x, y: 0.0 },
+            None::<u8>,
+            ["a", "b", "c"][i],
+            &mut out,
+        );
     }
-    assert_eq!(out, vec![(0, vec!["a", "b", "c"])]);
+    assert_eq!(out.to_vec(), vec![(0, vec!["a", "b", "c"])]);
 }
 
 #[test]
@@ -183,20 +203,20 @@ fn a_set_outlives_a_short_window_for_a_long_one() {
     // r0 reaches 10 units for 1 s; r1 reaches 3 units for 100 s.
     let rules = vec![rule(3, 10.0, 1.0, false), rule(3, 3.0, 100.0, false)];
     let mut index = CountIndex::new(Space::Planar, rules, 1000);
-    let mut out = Vec::new();
+    let mut out = Flat::new();
     let p = |x: f64| Point { x, y: 0.0 };
     index.insert(0, ts(0), p(0.0), None::<u8>, 0, &mut out);
     index.insert(1, ts(SEC / 2), p(5.0), None, 1, &mut out); // r0 only
     index.insert(2, ts(SEC / 2), p(1.0), None, 2, &mut out); // {0,2}: r0, r1; {1,2}: r0
     assert_eq!(index.live_sets(), vec![3, 0]);
-    assert_eq!(out, vec![(0, vec![0, 1, 2])]);
+    assert_eq!(out.to_vec(), vec![(0, vec![0, 1, 2])]);
     out.clear();
     index.expire(ts(2 * SEC));
     // The r0-only pairs are gone; {0,2} stays for r1.
     assert_eq!(index.live_sets(), vec![1, 0]);
     assert_eq!(index.live_points(), 3);
     index.insert(3, ts(50 * SEC), p(0.5), None, 3, &mut out);
-    assert_eq!(out, vec![(1, vec![0, 2, 3])]);
+    assert_eq!(out.to_vec(), vec![(1, vec![0, 2, 3])]);
     index.expire(ts(200 * SEC));
     assert_eq!((index.live_points(), index.live_sets()), (0, vec![0, 0]));
 }
@@ -216,8 +236,19 @@ fn small_and_degenerate_rules_do_not_panic() {
         rule(4, 5.0, 0.0, false),
     ];
     let events: Vec<Ev> = (0..12)
-        .map(|i| ev(i, (i / 4) as f64, (i % 3) as f64, 0.0, (i % 2 == 0).then_some(1)))
-        .chain([ev(99, 3.0, 1e300, -1e300, None), ev(100, 3.0, 0.0, 0.0, None)])
+        .map(|i| {
+            ev(
+                i,
+                (i / 4) as f64,
+                (i % 3) as f64,
+                0.0,
+                (i % 2 == 0).then_some(1),
+            )
+        })
+        .chain([
+            ev(99, 3.0, 1e300, -1e300, None),
+            ev(100, 3.0, 0.0, 0.0, None),
+        ])
         .collect();
     check(Space::Planar, &rules, &events);
     let wgs: Vec<Ev> = events
@@ -233,7 +264,7 @@ fn small_and_degenerate_rules_do_not_panic() {
     check(Space::Wgs84, &rules, &wgs);
     // The huge rule grew its levels; the reported list stays short.
     let mut index = CountIndex::new(Space::Planar, rules, 100);
-    let mut out = Vec::new();
+    let mut out = Flat::new();
     for e in &events {
         index.insert(e.cause, ts(e.time), e.at, e.distinct, 0u8, &mut out);
     }
@@ -249,27 +280,36 @@ fn wgs84_across_the_antimeridian_and_at_the_poles() {
         ev(2, 0.0, -179.99995, 0.0, None),
         ev(3, 0.0, 180.0, 0.00005, None),
     ];
-    assert_eq!(matches_of(Space::Wgs84, &rules, &seam)[2], vec![(0, vec![0, 1, 2])]);
+    assert_eq!(
+        matches_of(Space::Wgs84, &rules, &seam)[2],
+        vec![(0, vec![0, 1, 2])]
+    );
     // Around the north pole: lon differs wildly, the points are metres apart.
     let pole = [
         ev(1, 0.0, 0.0, 89.9999, None),
         ev(2, 0.0, 120.0, 89.9999, None),
         ev(3, 0.0, -120.0, 89.9999, None),
     ];
-    assert_eq!(matches_of(Space::Wgs84, &rules, &pole)[2], vec![(0, vec![0, 1, 2])]);
+    assert_eq!(
+        matches_of(Space::Wgs84, &rules, &pole)[2],
+        vec![(0, vec![0, 1, 2])]
+    );
     let south = [
         ev(1, 0.0, 10.0, -90.0, None),
         ev(2, 0.0, 170.0, -89.9999, None),
         ev(3, 0.0, -100.0, -89.9999, None),
     ];
-    assert_eq!(matches_of(Space::Wgs84, &rules, &south)[2], vec![(0, vec![0, 1, 2])]);
+    assert_eq!(
+        matches_of(Space::Wgs84, &rules, &south)[2],
+        vec![(0, vec![0, 1, 2])]
+    );
 }
 
 #[test]
 fn the_cap_bounds_live_sets() {
     let cap = 500;
     let mut index = CountIndex::new(Space::Planar, vec![rule(5, 1.0, 10.0, false)], cap);
-    let mut out = Vec::new();
+    let mut out = Flat::new();
     let mut reported = 0;
     for i in 0..60u64 {
         index.insert(i, ts(0), Point { x: 3.0, y: 3.0 }, None::<u8>, i, &mut out);
@@ -283,11 +323,19 @@ fn the_cap_bounds_live_sets() {
     assert!(reported > 0 && reported < 5_461_512);
     index.expire(ts(11 * SEC));
     assert_eq!(index.live_sets().iter().sum::<usize>(), 0);
+    assert!(out.is_empty());
     // Room again: a new cluster is found in full.
     for i in 0..5u64 {
-        index.insert(100 + i, ts(12 * SEC), Point { x: 0.0, y: 0.0 }, None, i, &mut out);
+        index.insert(
+            100 + i,
+            ts(12 * SEC),
+            Point { x: 0.0, y: 0.0 },
+            None,
+            i,
+            &mut out,
+        );
     }
-    assert_eq!(out, vec![(0, vec![0, 1, 2, 3, 4])]);
+    assert_eq!(out.to_vec(), vec![(0, vec![0, 1, 2, 3, 4])]);
 }
 
 #[test]
@@ -295,37 +343,52 @@ fn the_cap_keeps_first_come_sets() {
     // With a cap of 1, only the first pair is kept: {0,1}; {0,1,2} is then found, and
     // {0,2}, {1,2} are refused.
     let mut index = CountIndex::new(Space::Planar, vec![rule(3, 1.0, 10.0, false)], 1);
-    let mut out = Vec::new();
+    let mut out = Flat::new();
     for i in 0..3u64 {
         index.insert(i, ts(0), Point { x: 0.0, y: 0.0 }, None::<u8>, i, &mut out);
     }
-    assert_eq!(out, vec![(0, vec![0, 1, 2])]);
+    assert_eq!(out.to_vec(), vec![(0, vec![0, 1, 2])]);
     assert_eq!(index.refused(), 2);
     index.insert(3, ts(0), Point { x: 0.0, y: 0.0 }, None, 3, &mut out);
     assert_eq!(out.len(), 2);
-    assert_eq!(out[1], (0, vec![0, 1, 3]));
+    assert_eq!(out.to_vec()[1], (0, vec![0, 1, 3]));
 }
 
 // ---------------------------------------------------------------- properties
 
 /// Rules with n in 2..=6, distances in `dist`, windows 0–6 s.
-fn rules_strategy(count: std::ops::RangeInclusive<usize>, dist: (f64, f64)) -> impl Strategy<Value = Vec<Rule>> {
+fn rules_strategy(
+    count: std::ops::RangeInclusive<usize>,
+    dist: (f64, f64),
+) -> impl Strategy<Value = Vec<Rule>> {
     prop::collection::vec(
-        (2usize..=6, dist.0..dist.1, 0i64..=6, any::<bool>()).prop_map(|(n, distance, w, distinct)| Rule {
-            n,
-            distance,
-            window: w * SEC,
-            distinct,
-        }),
+        (2usize..=6, dist.0..dist.1, 0i64..=6, any::<bool>()).prop_map(
+            |(n, distance, w, distinct)| Rule {
+                n,
+                distance,
+                window: w * SEC,
+                distinct,
+            },
+        ),
         count,
     )
 }
 
 /// Events: time steps of 0–2 s (so windows end exactly on points), a cause repeated
 /// now and then, distinct values among three or none; offsets from `place`.
-fn events_strategy(len: usize, extent: f64, place: fn(f64, f64) -> Point) -> impl Strategy<Value = Vec<Ev>> {
+fn events_strategy(
+    len: usize,
+    extent: f64,
+    place: fn(f64, f64) -> Point,
+) -> impl Strategy<Value = Vec<Ev>> {
     prop::collection::vec(
-        (0i64..=2, prop::bool::weighted(0.2), 0.0..extent, 0.0..extent, prop::option::weighted(0.8, 0u8..3)),
+        (
+            0i64..=2,
+            prop::bool::weighted(0.2),
+            0.0..extent,
+            0.0..extent,
+            prop::option::weighted(0.8, 0u8..3),
+        ),
         1..=len,
     )
     .prop_map(move |steps| {
@@ -387,7 +450,7 @@ proptest! {
     #[test]
     fn one_planar_rule_agrees_with_the_reference(
         rules in rules_strategy(1..=1, (1.0, 5.0)),
-        events in events_strategy(36, 10.0, planar),
+        events in events_strategy(40, 6.0, planar),
     ) {
         check(Space::Planar, &rules, &events);
     }
@@ -395,7 +458,7 @@ proptest! {
     #[test]
     fn many_planar_rules_agree_with_the_reference(
         rules in rules_strategy(2..=5, (1.0, 5.0)),
-        events in events_strategy(36, 10.0, planar),
+        events in events_strategy(40, 6.0, planar),
     ) {
         check(Space::Planar, &rules, &events);
     }
@@ -411,7 +474,7 @@ proptest! {
     #[test]
     fn the_shared_index_equals_one_index_per_rule(
         rules in rules_strategy(2..=6, (1.0, 5.0)),
-        events in events_strategy(36, 10.0, planar),
+        events in events_strategy(40, 6.0, planar),
     ) {
         let shared = run(Space::Planar, &rules, &events, Lookup::Grid);
         let separate: Vec<Vec<Matches>> = rules
@@ -431,7 +494,7 @@ proptest! {
     #[test]
     fn expiring_early_changes_nothing(
         rules in rules_strategy(1..=3, (1.0, 5.0)),
-        events in events_strategy(30, 10.0, planar),
+        events in events_strategy(30, 6.0, planar),
     ) {
         // Expiring at every event's time before inserting it is what insert does itself.
         let mut index = CountIndex::new(Space::Planar, rules.clone(), 1_000_000);
@@ -439,9 +502,9 @@ proptest! {
         for (i, e) in events.iter().enumerate() {
             index.expire(ts(e.time));
             index.expire(ts(e.time));
-            let mut out = Vec::new();
+            let mut out = Flat::new();
             index.insert(e.cause, ts(e.time), e.at, e.distinct, i, &mut out);
-            got.push(out);
+            got.push(out.to_vec());
         }
         prop_assert_eq!(got, reference(Space::Planar, &rules, &events));
     }
@@ -455,7 +518,13 @@ fn more_than_64_rules_make_groups() {
     let events: Vec<Ev> = (0..40)
         .map(|i| {
             let f = i as f64;
-            ev(i, f * 0.3, (f * 2.7) % 6.0, (f * 1.3) % 5.0, Some((i % 3) as u8))
+            ev(
+                i,
+                f * 0.3,
+                (f * 2.7) % 6.0,
+                (f * 1.3) % 5.0,
+                Some((i % 3) as u8),
+            )
         })
         .collect();
     check(Space::Planar, &rules, &events);

@@ -7,6 +7,7 @@
 mod duration;
 mod error;
 mod validate;
+mod zones;
 
 use std::sync::Arc;
 
@@ -168,6 +169,15 @@ pub(crate) enum Op {
         rels: RelSet,
         zone: ZoneId,
     },
+    /// The counting rule: n occurrences of `of` pairwise closer than `distance`
+    /// inside `window`; with `distinct`, pairwise different values of it.
+    Count {
+        of: NodeId,
+        n: usize,
+        distance: f64,
+        window: i64,
+        distinct: Option<Attr>,
+    },
     Times {
         k: usize,
         of: NodeId,
@@ -190,7 +200,10 @@ impl Op {
     pub(crate) fn operands(&self) -> Vec<NodeId> {
         match self {
             Op::Atomic { .. } => vec![],
-            Op::Within { of, .. } | Op::DirBox { of, .. } | Op::Times { of, .. } => vec![*of],
+            Op::Within { of, .. }
+            | Op::DirBox { of, .. }
+            | Op::Times { of, .. }
+            | Op::Count { of, .. } => vec![*of],
             Op::Or { of } | Op::Any { of, .. } => of.clone(),
             Op::Pair { a, b, .. } => vec![*a, *b],
             Op::Not {
@@ -229,6 +242,7 @@ impl Op {
             Op::Not { .. } => "Not",
             Op::Any { .. } => "Any",
             Op::Times { .. } => "Times",
+            Op::Count { .. } => "Count",
             Op::Interval {
                 kind: IntervalKind::A,
                 ..

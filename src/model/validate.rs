@@ -4,16 +4,13 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use geo::{LineString, Polygon, Rect};
-
 use super::duration::micros;
 use super::{
     Attr, Context, IntervalKind, Model, NetError, Node, NodeId, Op, PairKind, PairOpts, Problem,
 };
-use crate::event::{Point, Space};
 use crate::filter::Filter;
-use crate::spatial::{Dir, RelSet, Shape, Zone};
-use crate::spec::{self, ContextSpec, DirSpec, DurationSpec, NetSpec, OpSpec, RelSpec, ZoneSpec};
+use crate::spatial::{Dir, RelSet, Zone};
+use crate::spec::{self, ContextSpec, DirSpec, DurationSpec, NetSpec, OpSpec, RelSpec};
 
 /// Largest `m`, `k` or operand count an operator may have.
 pub(crate) const MAX_ARITY: usize = 1024;
@@ -107,20 +104,14 @@ impl<'a> Validator<'a> {
         self.warnings.push(p);
     }
 
+    /// Builds the zones (see `model/zones.rs`), in name order.
     fn zones(&mut self) {
-        let space = self.spec.space;
-        for (name, z) in &self.spec.zones {
-            match build_shape(space, z) {
-                Ok(shape) => {
-                    self.zone_ids.insert(name, self.zones.len());
-                    self.zones.push(Zone {
-                        name: name.as_str().into(),
-                        shape,
-                    });
-                }
-                Err(msg) => self.error(&[name], format!("zone `{name}`: {msg}")),
-            }
+        let (zones, problems) = super::zones::build(self.file, self.src, self.spec);
+        for (name, zone) in zones {
+            self.zone_ids.insert(name, self.zones.len());
+            self.zones.push(zone);
         }
+        self.problems.extend(problems);
     }
 
     fn outputs(&mut self) -> Vec<(Arc<str>, NodeId)> {
@@ -400,11 +391,11 @@ impl<'a> Validator<'a> {
                 }
                 // Seq(a, b, c) = Seq(Seq(a, b), c), the window bounding the whole.
                 let mut acc = ids[0];
-                for i in 1..ids.len() - 1 {
+                for (i, &next) in ids.iter().enumerate().take(ids.len() - 1).skip(1) {
                     let inner = Op::Pair {
                         kind: kind.clone(),
                         a: acc,
-                        b: ids[i],
+                        b: next,
                         same: i == 1 && of[0] == of[1],
                         opts: opts.clone(),
                     };
@@ -571,30 +562,32 @@ impl<'a> Validator<'a> {
                 window,
                 distinct,
             } => {
-                let _ = self.operand(name, of);
+                let of = self.operand(name, of);
+                let mut ok = true;
                 if *n < 2 || *n as usize > MAX_ARITY {
-                    self.error(
-                        &[name],
-                        format!("`{name}`: `n` must be between 2 and {MAX_ARITY}, got {n}"),
-                    );
+                    let msg = format!("`{name}`: `n` must be between 2 and {MAX_ARITY}, got {n}");
+                    self.error(&[name], msg);
+                    ok = false;
                 }
                 if !distance.is_finite() || *distance <= 0.0 {
                     let msg = format!(
                         "`{name}`: `distance` must be a positive finite number, got {distance}"
                     );
                     self.error(&[name], msg);
+                    ok = false;
                 }
-                let _ = self.duration(name, "window", &Some(window.clone()));
-                let what = if distinct.is_some() {
-                    "with `distinct` "
-                } else {
-                    ""
-                };
-                let msg = format!(
-                    "`{name}`: the counting rule (`Count` {what}of {n}) is not available in this version of ccpn"
-                );
-                self.error(&[name], msg);
-                None
+                let window = self.duration(name, "window", &Some(window.clone()))??;
+                let distinct = distinct.as_deref().map(|d| self.attr(d));
+                if !ok {
+                    return None;
+                }
+                Some(Op::Count {
+                    of: of?,
+                    n: *n as usize,
+                    distance: *distance,
+                    window,
+                    distinct,
+                })
             }
             OpSpec::A {
                 start,
@@ -734,97 +727,4 @@ fn locate_when(src: &str, name: &str, when: &str, offset: usize) -> (usize, usiz
 
 fn line_start(src: &str, line: usize) -> usize {
     src.split_inclusive('\n').take(line - 1).map(str::len).sum()
-}
-
-fn finite(p: (f64, f64)) -> bool {
-    p.0.is_finite() && p.1.is_finite()
-}
-
-fn coord(space: Space, p: (f64, f64)) -> Result<Point, String> {
-    if !finite(p) {
-        return Err(format!("coordinate ({}, {}) is not finite", p.0, p.1));
-    }
-    if space == Space::Wgs84 && (p.1.abs() > 90.0 || p.0.abs() > 180.0) {
-        return Err(format!("({}, {}) is not a (lon, lat) in degrees", p.0, p.1));
-    }
-    Ok(Point { x: p.0, y: p.1 })
-}
-
-/// The largest number of vertices a zone may have.
-pub(crate) const MAX_VERTICES: usize = 1_000_000;
-
-fn build_shape(space: Space, z: &ZoneSpec) -> Result<Shape, String> {
-    let positive = |what: &str, v: f64| {
-        if v.is_finite() && v > 0.0 {
-            Ok(v)
-        } else {
-            Err(format!(
-                "`{what}` must be a positive finite number, got {v}"
-            ))
-        }
-    };
-    Ok(match z {
-        ZoneSpec::Polygon(pts) => {
-            if pts.len() < 3 {
-                return Err(format!(
-                    "a polygon needs at least 3 points, got {}",
-                    pts.len()
-                ));
-            }
-            if pts.len() > MAX_VERTICES {
-                return Err(format!("more than {MAX_VERTICES} vertices"));
-            }
-            let ring: Vec<Point> = pts
-                .iter()
-                .map(|p| coord(space, *p))
-                .collect::<Result<_, _>>()?;
-            Shape::Polygon(Polygon::new(LineString::from(ring), vec![]))
-        }
-        ZoneSpec::Rect { min, max } => {
-            let (lo, hi) = (coord(space, *min)?, coord(space, *max)?);
-            if lo.x > hi.x || lo.y > hi.y {
-                return Err("`min` must not exceed `max`".into());
-            }
-            Shape::Rect(Rect::new(lo, hi))
-        }
-        ZoneSpec::Circle { center, radius } => Shape::Circle {
-            center: coord(space, *center)?,
-            radius: positive("radius", *radius)?,
-        },
-        ZoneSpec::Sector {
-            center,
-            radius,
-            from_deg,
-            to_deg,
-        } => {
-            if !from_deg.is_finite() || !to_deg.is_finite() {
-                return Err("bearings must be finite".into());
-            }
-            Shape::Sector {
-                center: coord(space, *center)?,
-                radius: positive("radius", *radius)?,
-                from_deg: *from_deg,
-                to_deg: *to_deg,
-            }
-        }
-        ZoneSpec::Line { points, width } => {
-            if points.len() < 2 {
-                return Err(format!(
-                    "a line needs at least 2 points, got {}",
-                    points.len()
-                ));
-            }
-            if points.len() > MAX_VERTICES {
-                return Err(format!("more than {MAX_VERTICES} vertices"));
-            }
-            let line: Vec<Point> = points
-                .iter()
-                .map(|p| coord(space, *p))
-                .collect::<Result<_, _>>()?;
-            Shape::Line {
-                line: LineString::from(line),
-                half_width: positive("width", *width)? / 2.0,
-            }
-        }
-    })
 }

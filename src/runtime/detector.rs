@@ -8,7 +8,7 @@ use super::dirty::Dirty;
 use super::place::Budget;
 use super::timer::Timers;
 use super::token::{Term, Token};
-use super::unit::{Cx, Unit};
+use super::unit::{CountShared, Cx, Unit};
 use crate::event::{Event, Timestamp};
 use crate::Net;
 
@@ -18,12 +18,17 @@ pub struct DetectorOptions {
     /// The most tokens the net's places may hold at once. When reached, each new
     /// token evicts the oldest of its own place, and [`Stats::evicted`] counts them.
     pub max_tokens: usize,
+    /// The most partial sets each counting index may hold at once (levels 2 to n−1).
+    /// When reached, new sets are not kept, [`Stats::refused_sets`] counts them, and
+    /// matches that would have grown from them are missed.
+    pub max_sets: usize,
 }
 
 impl Default for DetectorOptions {
     fn default() -> Self {
         DetectorOptions {
             max_tokens: 1_000_000,
+            max_sets: 1_000_000,
         }
     }
 }
@@ -58,6 +63,10 @@ pub struct Stats {
     pub evicted: u64,
     /// Timers (periodic ticks) pending.
     pub timers: usize,
+    /// Live partial sets per level (level 2 first) of the counting indexes, summed.
+    pub live_sets: Vec<usize>,
+    /// Partial sets not kept because [`DetectorOptions::max_sets`] was reached.
+    pub refused_sets: u64,
 }
 
 /// Detects the output events of a net in a stream of atomic events.
@@ -84,7 +93,7 @@ pub struct Stats {
 /// assert_eq!(found[0].ids().cloned().collect::<Vec<_>>(), vec![1.into(), 2.into()]);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct Detector {
     net: Arc<Net>,
     units: Vec<Unit>,
@@ -101,6 +110,8 @@ pub struct Detector {
     /// Units with a non-empty inbox, taken in topological order.
     dirty: Dirty,
     produced: Vec<Token>,
+    /// The counting indexes.
+    counts: Vec<CountShared>,
     /// Detections of the current step.
     emitted: Vec<Detection>,
 }
@@ -116,6 +127,13 @@ impl Detector {
         let net = Arc::new(net.clone());
         let units = net.program.units.clone();
         let n = units.len();
+        let space = net.model.space;
+        let counts = net
+            .program
+            .counts
+            .iter()
+            .map(|g| CountShared::new(space, g.rules.clone(), g.distinct.clone(), options.max_sets))
+            .collect();
         Detector {
             units,
             timers: Timers::default(),
@@ -128,6 +146,7 @@ impl Detector {
             inbox: vec![Vec::new(); n],
             dirty: Dirty::new(n),
             produced: Vec::new(),
+            counts,
             emitted: Vec::new(),
             net,
         }
@@ -206,6 +225,18 @@ impl Detector {
     /// Counters of the work so far.
     pub fn stats(&self) -> Stats {
         let live: usize = self.units.iter().map(Unit::live).sum();
+        let mut live_sets: Vec<usize> = Vec::new();
+        let mut refused_sets = 0;
+        for c in &self.counts {
+            let (sets, refused) = c.stats();
+            if live_sets.len() < sets.len() {
+                live_sets.resize(sets.len(), 0);
+            }
+            for (total, n) in live_sets.iter_mut().zip(sets) {
+                *total += n;
+            }
+            refused_sets += refused;
+        }
         Stats {
             processed: self.processed,
             detections: self.seq,
@@ -213,6 +244,8 @@ impl Detector {
             peak_live_tokens: self.budget.peak.max(live),
             evicted: self.budget.evicted,
             timers: self.timers.len(),
+            live_sets,
+            refused_sets,
         }
     }
 
@@ -244,6 +277,7 @@ impl Detector {
             dirty,
             produced,
             emitted,
+            counts,
             ..
         } = self;
         let mut cx = Cx {
@@ -255,6 +289,7 @@ impl Detector {
             timers,
             unit: id,
             out: produced,
+            counts,
         };
         f(&mut units[id], &mut cx);
         let program = &net.program;

@@ -1,12 +1,26 @@
-//! Geometry the operators need: distances in a net's space, zones, direction relations.
+//! Geometry the operators need: distances in a net's space, zones, the zone R*-tree,
+//! direction relations.
 //!
 //! **Architecture Invariant:** this module knows nothing of Petri nets, tokens or
-//! events; it answers geometric questions about points and shapes.
+//! events; it answers geometric questions about points and shapes (it uses only
+//! `crate::event::{Point, Space}`).
 
+mod bounds;
 mod direction;
+mod geoline;
 mod metric;
+// The runtime stabs zones through `ZoneIndex` once issue 3's wiring lands; until then
+// only the tests and `benches/zones.rs` use it.
+#[allow(dead_code)]
+mod stab;
 mod zone;
 
+#[cfg(test)]
+mod tests;
+
 pub(crate) use direction::{Dir, RelSet};
+pub(crate) use geoline::MAX_SEGMENT_M;
 pub(crate) use metric::{distance, within_distance};
+#[allow(unused_imports)]
+pub(crate) use stab::ZoneIndex;
 pub(crate) use zone::{Shape, Zone};

@@ -28,11 +28,42 @@ pub(crate) struct NetSpec {
 /// A coordinate pair `(x, y)` or `(lon, lat)`.
 pub(crate) type Xy = (f64, f64);
 
-/// A zone definition.
+/// A zone definition (`zones: { "name": … }`). Coordinates are `(x, y)` on planar nets
+/// and `(lon, lat)` degrees on WGS84 nets; boundaries count as inside.
+///
+/// ```ron
+/// "dock":    Polygon([(0.0, 0.0), (10.0, 0.0), (10.0, 10.0), (0.0, 10.0)]),
+/// "pier":    PolygonWithHoles(
+///                exterior: [(0.0, 0.0), (10.0, 0.0), (10.0, 10.0), (0.0, 10.0)],
+///                holes: [[(4.0, 4.0), (6.0, 4.0), (6.0, 6.0), (4.0, 6.0)]],
+///            ),
+/// "islands": MultiPolygon([
+///                Polygon(exterior: [(0.0, 0.0), (1.0, 0.0), (1.0, 1.0)]),
+///                (exterior: [(5.0, 5.0), (6.0, 5.0), (6.0, 6.0)], holes: []),
+///            ]),
+/// "box":     Rect(min: (0.0, 0.0), max: (2.0, 2.0)),
+/// "radar":   Circle(center: (5.0, 5.0), radius: 3.0),
+/// "sonar":   Sector(center: (5.0, 5.0), radius: 8.0, from_deg: 330.0, to_deg: 30.0),
+/// "lane":    Line(points: [(0.0, 0.0), (9.0, 9.0)], width: 1.0),
+/// "harbour": GeoJson(path: "zones/harbour.geojson"),
+/// "anchor":  GeoJson(path: "zones/all.geojson", name: "anchorage"),
+/// ```
+///
+/// See `model/zones.rs` for what each means and the limits that apply.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) enum ZoneSpec {
+    /// A polygon without holes: its exterior ring (closing it is optional).
     Polygon(Vec<Xy>),
+    /// A polygon with holes: `PolygonWithHoles(exterior: [...], holes: [[...], ...])`.
+    PolygonWithHoles {
+        exterior: Vec<Xy>,
+        #[serde(default)]
+        holes: Vec<Vec<Xy>>,
+    },
+    /// Several polygons, each `Polygon(exterior: [...], holes: [...])` or
+    /// `(exterior: [...])`: a point in any of them is in the zone.
+    MultiPolygon(Vec<PolygonSpec>),
     Rect {
         min: Xy,
         max: Xy,
@@ -51,6 +82,27 @@ pub(crate) enum ZoneSpec {
         points: Vec<Xy>,
         width: f64,
     },
+    /// Polygons read from a GeoJSON file, `path` relative to the net file's directory:
+    /// the file's Polygon/MultiPolygon geometry, Feature or FeatureCollection (all its
+    /// features), or with `name:` only the features whose `property` (default
+    /// `"name"`) equals it.
+    GeoJson {
+        path: String,
+        #[serde(default)]
+        name: Option<String>,
+        #[serde(default)]
+        property: Option<String>,
+    },
+}
+
+/// One polygon of a `MultiPolygon`: `Polygon(exterior: [...], holes: [[...], ...])`,
+/// the name being optional and `holes` defaulting to none.
+#[derive(Debug, Deserialize)]
+#[serde(rename = "Polygon", deny_unknown_fields)]
+pub(crate) struct PolygonSpec {
+    pub(crate) exterior: Vec<Xy>,
+    #[serde(default)]
+    pub(crate) holes: Vec<Vec<Xy>>,
 }
 
 /// A duration: seconds, or text such as `"90s"`, `"10m"`, `"2h"`, `"3d"`.

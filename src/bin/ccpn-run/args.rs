@@ -47,6 +47,10 @@ pub(crate) struct Args {
     #[arg(long, value_name = "N", default_value_t = 1_000_000)]
     pub(crate) max_tokens: usize,
 
+    /// Most partial sets each counting index may hold; beyond it new ones are refused.
+    #[arg(long, value_name = "N", default_value_t = 1_000_000)]
+    pub(crate) max_sets: usize,
+
     /// Longest accepted input line, in bytes.
     #[arg(long, value_name = "BYTES", default_value_t = ccpn::io::read::DEFAULT_MAX_LINE_BYTES)]
     pub(crate) max_line_bytes: usize,

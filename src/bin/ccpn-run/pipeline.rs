@@ -83,6 +83,7 @@ pub(crate) fn run(args: &Args, net: Net) -> io::Result<ExitCode> {
         &net,
         DetectorOptions {
             max_tokens: args.max_tokens,
+            max_sets: args.max_sets,
         },
     );
     let outputs: Vec<String> = net.outputs().map(str::to_owned).collect();
@@ -134,6 +135,12 @@ pub(crate) fn run(args: &Args, net: Net) -> io::Result<ExitCode> {
         }
     }
     let stats = detector.stats();
+    if stats.refused_sets > 0 {
+        eprintln!(
+            "ccpn-run: warning: {} partial counting sets refused by --max-sets {}: matches growing from them were missed",
+            stats.refused_sets, args.max_sets
+        );
+    }
     if stats.evicted > 0 {
         eprintln!(
             "ccpn-run: warning: {} tokens evicted by --max-tokens {}",
@@ -159,6 +166,8 @@ pub(crate) fn run(args: &Args, net: Net) -> io::Result<ExitCode> {
             "live_tokens": stats.live_tokens,
             "peak_live_tokens": stats.peak_live_tokens,
             "evicted": stats.evicted,
+            "live_sets": stats.live_sets,
+            "refused_sets": stats.refused_sets,
         });
         eprintln!("{summary}");
     }

@@ -2,6 +2,7 @@
 //! firing its transitions when a token arrives on one of its input arcs.
 
 mod any;
+mod count;
 mod guard;
 mod interval;
 mod not;
@@ -9,6 +10,7 @@ mod pair;
 mod times;
 
 pub(crate) use any::Any;
+pub(crate) use count::{Count, CountShared};
 pub(crate) use guard::Guard;
 pub(crate) use interval::Interval;
 pub(crate) use not::Not;
@@ -36,6 +38,8 @@ pub(crate) struct Cx<'a> {
     pub(crate) unit: usize,
     /// Tokens put in the unit's output place.
     pub(crate) out: &'a mut Vec<Token>,
+    /// The counting indexes, shared by the `Count` components that read one input.
+    pub(crate) counts: &'a mut [CountShared],
 }
 
 impl Cx<'_> {
@@ -54,6 +58,7 @@ pub(crate) enum Unit {
     Any(Any),
     Times(Times),
     Interval(Interval),
+    Count(Count),
 }
 
 impl Unit {
@@ -66,6 +71,7 @@ impl Unit {
             Unit::Any(u) => u.fire(role, tok, cx),
             Unit::Times(u) => u.fire(tok, cx),
             Unit::Interval(u) => u.fire(role, tok, cx),
+            Unit::Count(u) => u.fire(tok, cx),
         }
     }
 
@@ -79,7 +85,7 @@ impl Unit {
     /// The unit's places, for statistics and drawing.
     pub(crate) fn places(&self) -> Vec<&Place> {
         match self {
-            Unit::Guard(_) | Unit::Interval(_) => vec![],
+            Unit::Guard(_) | Unit::Interval(_) | Unit::Count(_) => vec![],
             Unit::Pair(u) => u.places(),
             Unit::Not(u) => vec![u.places()],
             Unit::Any(u) => u.places(),

@@ -1,0 +1,186 @@
+//! Benchmarks of zone stabbing, seed 002's R*-tree ("An Indexing Method of Continuous
+//! Spatiotemporal Queries for Stream Data Processing Rules of Detected Target Objects")
+//! against a linear scan of the same zones: `stab/zones=N` and `stab_linear/zones=N`
+//! for N = 100, 10,000 and 100,000 seeded random circles, sectors, rectangles and
+//! polygons (some with holes) on a planar net, and `stab_wgs84/zones=N` for the same
+//! kinds of zones on WGS84 (geodesic circles and sectors). Each iteration stabs one
+//! point, drawn uniformly over the region. `stab_track/zones=N` stabs instead the
+//! successive positions of 256 targets moving about the region (a random walk), as a
+//! stream of radar plots does.
+//!
+//! The region grows with N so that a point lies in about one zone on average
+//! whatever N (as rules watching different places do); with a fixed region the cost
+//! would grow with the number of zones *found*, which no index can avoid. The target
+//! is that a stab among 100,000 zones costs at most twice a stab among 100.
+
+use std::hint::black_box;
+
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
+use geo::{LineString, Polygon, Rect};
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+
+/// What `src/spatial/` reads of the crate root.
+mod event {
+    pub(crate) use ccpn::{Point, Space};
+}
+
+// The zone index is crate-private; the bench compiles the spatial module itself.
+#[allow(dead_code, unused_imports, unreachable_pub)]
+#[path = "../src/spatial/mod.rs"]
+mod spatial;
+
+use event::{Point, Space};
+use spatial::{Shape, Zone, ZoneIndex};
+
+const SIZES: [usize; 3] = [100, 10_000, 100_000];
+/// Mean zone area, in square units, of [`random_shape`]'s zones (about).
+const MEAN_AREA: f64 = 32.0;
+/// Points stabbed in turn (a power of two).
+const POINTS: usize = 4096;
+/// Moving targets, and the positions of them stabbed in turn (a power of two).
+const TARGETS: usize = 256;
+const TRACK: usize = 1 << 16;
+
+fn pt(x: f64, y: f64) -> Point {
+    Point { x, y }
+}
+
+/// A random zone around `c`, sizes in units of `unit` (1 on planar nets; metres per
+/// unit on WGS84).
+fn random_shape(rng: &mut StdRng, space: Space, c: Point, unit: f64) -> Shape {
+    let deg = |d: f64| match space {
+        Space::Planar => d,
+        Space::Wgs84 => d * unit / 111_000.0,
+    };
+    match rng.random_range(0..4) {
+        0 => Shape::Circle {
+            center: c,
+            radius: rng.random_range(2.0..6.0) * unit,
+        },
+        1 => {
+            let from: f64 = rng.random_range(0.0..360.0);
+            Shape::Sector {
+                center: c,
+                radius: rng.random_range(3.0..9.0) * unit,
+                from_deg: from,
+                to_deg: from + rng.random_range(30.0..120.0),
+            }
+        }
+        2 => {
+            let (w, h) = (rng.random_range(2.0..8.0), rng.random_range(2.0..8.0));
+            Shape::Rect(Rect::new(c, pt(c.x + deg(w), c.y + deg(h))))
+        }
+        _ => {
+            let n = rng.random_range(5..9);
+            let r = rng.random_range(2.0..6.0);
+            let ring = |scale: f64, rng: &mut StdRng| -> LineString<f64> {
+                (0..n)
+                    .map(|i| {
+                        let a = std::f64::consts::TAU * f64::from(i) / f64::from(n);
+                        let k = scale * r * rng.random_range(0.6..1.0);
+                        pt(c.x + deg(k * a.sin()), c.y + deg(k * a.cos()))
+                    })
+                    .collect()
+            };
+            let exterior = ring(1.0, rng);
+            let holes = if rng.random_bool(0.3) {
+                vec![ring(0.2, rng)]
+            } else {
+                vec![]
+            };
+            Shape::Polygon(Polygon::new(exterior, holes))
+        }
+    }
+}
+
+/// `n` seeded zones over a region holding about one zone per point, and points
+/// uniform over it.
+fn setup(space: Space, n: usize) -> (ZoneIndex, Vec<Point>) {
+    let mut rng = StdRng::seed_from_u64(n as u64);
+    let side = (n as f64 * MEAN_AREA).sqrt();
+    // On WGS84: a square region around (0°, 0°) in degrees (±8° for 100,000 zones),
+    // zones in metres scaled like the planar ones (a unit of 1 km).
+    let (unit, scale) = match space {
+        Space::Planar => (1.0, 1.0),
+        Space::Wgs84 => (1_000.0, 1_000.0 / 111_000.0),
+    };
+    let half = side * scale / 2.0;
+    let point = |rng: &mut StdRng| pt(rng.random_range(-half..half), rng.random_range(-half..half));
+    let zones: Vec<(usize, Zone)> = (0..n)
+        .map(|i| {
+            let c = point(&mut rng);
+            let shape = random_shape(&mut rng, space, c, unit);
+            (
+                i,
+                Zone {
+                    name: format!("z{i}").into(),
+                    shape,
+                },
+            )
+        })
+        .collect();
+    let points = (0..POINTS).map(|_| point(&mut rng)).collect();
+    (ZoneIndex::new(space, zones), points)
+}
+
+/// The successive positions of [`TARGETS`] targets walking about a planar region of
+/// `n` zones (steps of about a tenth of a zone's size), round robin.
+fn track(n: usize) -> Vec<Point> {
+    let mut rng = StdRng::seed_from_u64(7 + n as u64);
+    let half = (n as f64 * MEAN_AREA).sqrt() / 2.0;
+    let mut at: Vec<(Point, f64)> = (0..TARGETS)
+        .map(|_| {
+            let p = pt(rng.random_range(-half..half), rng.random_range(-half..half));
+            (p, rng.random_range(0.0..std::f64::consts::TAU))
+        })
+        .collect();
+    (0..TRACK)
+        .map(|t| {
+            let (p, heading) = &mut at[t % TARGETS];
+            *heading += rng.random_range(-0.3..0.3);
+            let (s, c) = heading.sin_cos();
+            p.x = (p.x + 0.4 * s).clamp(-half, half);
+            p.y = (p.y + 0.4 * c).clamp(-half, half);
+            *p
+        })
+        .collect()
+}
+
+fn bench(c: &mut Criterion, group: &str, space: Space, sizes: &[usize], linear: bool) {
+    let mut g = c.benchmark_group(group);
+    g.sample_size(30)
+        .warm_up_time(std::time::Duration::from_millis(500))
+        .measurement_time(std::time::Duration::from_secs(2));
+    for &n in sizes {
+        let (index, mut points) = setup(space, n);
+        if group == "stab_track" {
+            points = track(n);
+        }
+        let mask = points.len() - 1;
+        let mut out = Vec::new();
+        let mut i = 0;
+        g.bench_function(BenchmarkId::from_parameter(format!("zones={n}")), |b| {
+            b.iter(|| {
+                i = (i + 1) & mask;
+                if linear {
+                    index.stab_linear(black_box(points[i]), &mut out);
+                } else {
+                    index.stab(black_box(points[i]), &mut out);
+                }
+                black_box(out.len())
+            })
+        });
+    }
+    g.finish();
+}
+
+fn stab(c: &mut Criterion) {
+    bench(c, "stab", Space::Planar, &SIZES, false);
+    bench(c, "stab_linear", Space::Planar, &SIZES, true);
+    bench(c, "stab_wgs84", Space::Wgs84, &SIZES, false);
+    bench(c, "stab_track", Space::Planar, &SIZES, false);
+}
+
+criterion_group!(benches, stab);
+criterion_main!(benches);
