@@ -2,11 +2,12 @@
 
 use petgraph::graph::NodeIndex;
 
+use super::StabGroup;
 use super::{output, Ports};
 use crate::filter::Filter;
 use crate::model::{Model, ZoneId};
 use crate::net::{ArcKind, PetriNet};
-use crate::runtime::{Guard, Unit};
+use crate::runtime::{Guard, Stab, Unit};
 use crate::spatial::RelSet;
 
 /// Atomic: the type's source place, read by a transition guarded by `when`.
@@ -30,23 +31,31 @@ pub(super) fn atomic(
     )
 }
 
-/// Within: one transition; the spatial predicate sits on its arc to the output place.
+/// Within: a transition reading the group's shared stab place (the R*-tree of every
+/// zone named by a `Within` of the same input); the spatial predicate sits on its arc
+/// to the output place. The group's first component runs the stab for all of them.
 pub(super) fn within(
     net: &mut PetriNet,
     id: usize,
     label: &str,
     model: &Model,
     zones: &[ZoneId],
+    group: &StabGroup,
+    stab_place: NodeIndex,
 ) -> (Unit, Ports) {
     let names: Vec<&str> = zones.iter().map(|&z| &*model.zones[z].name).collect();
-    let input = net.place(format!("{label}.in"), Some(id));
     let t = net.transition("within", id);
-    net.arc(input, t, ArcKind::Normal, "");
+    net.arc(stab_place, t, ArcKind::Read, "stab hit");
     let out = output(net, id, label, t, &format!("IN({})", names.join(" ∨ ")));
+    let unit = if group.members[0].0 == id {
+        Unit::Stab(Stab::new(model.space, &model.zones, group.members.clone()))
+    } else {
+        Unit::Served
+    };
     (
-        Unit::Guard(Guard::Within(zones.to_vec())),
+        unit,
         Ports {
-            inputs: vec![input],
+            inputs: vec![stab_place],
             output: out,
         },
     )

@@ -38,6 +38,12 @@ pub(crate) struct CountGroup {
     pub(crate) rules: Vec<crate::count::Rule>,
 }
 
+/// The `Within` components reading one input: they share one zone R*-tree.
+pub(crate) struct StabGroup {
+    /// (component, its zones), in topological order; the first runs the stab.
+    pub(crate) members: Vec<(usize, Vec<crate::model::ZoneId>)>,
+}
+
 /// The places through which a component meets the rest of the net.
 pub(crate) struct Ports {
     /// One input place per input arc (operand position).
@@ -54,6 +60,20 @@ pub(crate) fn compile(model: &Model) -> (PetriNet, Program) {
     let mut by_type: FxHashMap<Arc<str>, Vec<usize>> = FxHashMap::default();
     let mut type_places: FxHashMap<Arc<str>, NodeIndex> = FxHashMap::default();
     let mut counts: Vec<CountGroup> = Vec::new();
+    // Every `Within` reading the same input shares one stab (and one drawn place).
+    let mut stab_groups: FxHashMap<usize, StabGroup> = FxHashMap::default();
+    for (id, node) in model.nodes.iter().enumerate() {
+        if let Op::Within { of, zones } = &node.op {
+            stab_groups
+                .entry(*of)
+                .or_insert_with(|| StabGroup {
+                    members: Vec::new(),
+                })
+                .members
+                .push((id, zones.clone()));
+        }
+    }
+    let mut stab_places: FxHashMap<usize, NodeIndex> = FxHashMap::default();
     for (id, node) in model.nodes.iter().enumerate() {
         let label = node.label(id);
         net.components.push(format!("{label}: {}", node.op.name()));
@@ -65,7 +85,17 @@ pub(crate) fn compile(model: &Model) -> (PetriNet, Program) {
                 by_type.entry(kind.clone()).or_default().push(id);
                 guard::atomic(&mut net, id, &label, source, filter.as_ref())
             }
-            Op::Within { zones, .. } => guard::within(&mut net, id, &label, model, zones),
+            Op::Within { of, zones } => {
+                let group = &stab_groups[of];
+                let zone_count: usize = group.members.iter().map(|m| m.1.len()).sum();
+                let place = *stab_places.entry(*of).or_insert_with(|| {
+                    net.place(
+                        format!("stab: R*-tree of {zone_count} zone references"),
+                        None,
+                    )
+                });
+                guard::within(&mut net, id, &label, model, zones, group, place)
+            }
             Op::DirBox { rels, zone, .. } => {
                 guard::dir_box(&mut net, id, &label, model, rels, *zone)
             }
@@ -130,6 +160,14 @@ pub(crate) fn compile(model: &Model) -> (PetriNet, Program) {
     }
     let mut consumers = vec![Vec::new(); n];
     for (id, node) in model.nodes.iter().enumerate() {
+        if let Op::Within { of, .. } = &node.op {
+            // One connection per stab group, to the component that runs the stab.
+            if stab_groups[of].members[0].0 == id {
+                consumers[*of].push((id, 0));
+                net.connect(ports[*of].output, ports[id].inputs[0]);
+            }
+            continue;
+        }
         for (role, operand) in node.op.operands().into_iter().enumerate() {
             consumers[operand].push((id, role));
             net.connect(ports[operand].output, ports[id].inputs[role]);

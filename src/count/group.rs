@@ -78,7 +78,11 @@ pub(super) struct Group<T, D> {
     scratch_members: Vec<u64>,
     scratch_found: Vec<Found>,
     scratch_matches: Vec<(usize, usize, usize)>,
+    scratch_keyed: Vec<Keyed>,
 }
+
+/// A match with its sort key (rule, owner, packed middle members), start and length.
+type Keyed = ((usize, u64, u128), usize, usize);
 
 impl<T: Clone, D: Eq + Clone> Group<T, D> {
     /// A group for `rules` (at most 64), whose first rule has global index `offset`.
@@ -105,6 +109,7 @@ impl<T: Clone, D: Eq + Clone> Group<T, D> {
             scratch_members: Vec::new(),
             scratch_found: Vec::new(),
             scratch_matches: Vec::new(),
+            scratch_keyed: Vec::new(),
         }
     }
 
@@ -282,8 +287,8 @@ impl<T: Clone, D: Eq + Clone> Group<T, D> {
         self.marks.push_back(Mark::default());
         self.payloads.push_back(payload.clone());
 
-        // 5. Report. Found sets come by owner (first member) ascending: order them by
-        //    rule (stable), then sort each run of one rule and one owner by members.
+        // 5. Report: rules in order, each rule's sets in lexicographic order. Found sets
+        //    come by owner (first member) ascending, often already in order.
         let mut matches = std::mem::take(&mut self.scratch_matches);
         matches.clear();
         for f in &found {
@@ -294,34 +299,32 @@ impl<T: Clone, D: Eq + Clone> Group<T, D> {
                 matches.push((bit, f.start, f.len));
             }
         }
-        if !matches.is_sorted_by_key(|m| m.0) {
-            matches.sort_by_key(|m| m.0);
-        }
         let set = |m: &(usize, usize, usize)| &members[m.1..m.1 + m.2];
-        let mut i = 0;
-        while i < matches.len() {
-            let key = (matches[i].0, members[matches[i].1]);
-            let run = matches[i..]
-                .iter()
-                .take_while(|m| (m.0, members[m.1]) == key)
-                .count();
-            let run = &mut matches[i..i + run];
-            if !run.is_sorted_by(|a, b| set(a) <= set(b)) {
-                // One rule: one size. Up to four middle members (n ≤ 6) pack into a
-                // u128 of 32-bit offsets from the owner (kept sets store them so).
-                let owner = key.1;
-                let len = run[0].2;
-                if len <= 6 {
-                    run.sort_unstable_by_key(|m| {
-                        members[m.1 + 1..m.1 + len - 1]
-                            .iter()
-                            .fold(0u128, |k, &q| k << 32 | u128::from((q - owner) as u32))
-                    });
-                } else {
-                    run.sort_unstable_by(|a, b| set(a).cmp(set(b)));
-                }
+        if !matches.is_sorted_by(|a, b| (a.0, set(a)) <= (b.0, set(b))) {
+            if matches.iter().all(|m| m.2 <= 6) {
+                // One rule, one size: its sets compare by owner, then by their middle
+                // members, which are kept sets' members and so within 2³² of the
+                // owner: up to four pack into a u128.
+                let mut keyed = std::mem::take(&mut self.scratch_keyed);
+                keyed.clear();
+                keyed.extend(matches.iter().map(|m| {
+                    let s = set(m);
+                    let middle = s[1..s.len() - 1]
+                        .iter()
+                        .fold(0u128, |k, &q| k << 32 | u128::from((q - s[0]) as u32));
+                    ((m.0, s[0], middle), m.1, m.2)
+                }));
+                keyed.sort_unstable_by_key(|k| k.0);
+                matches.clear();
+                matches.extend(
+                    keyed
+                        .iter()
+                        .map(|&((bit, _, _), start, len)| (bit, start, len)),
+                );
+                self.scratch_keyed = keyed;
+            } else {
+                matches.sort_unstable_by(|a, b| (a.0, set(a)).cmp(&(b.0, set(b))));
             }
-            i += run.len();
         }
         for &(bit, start, len) in &matches {
             let payloads = members[start..start + len]

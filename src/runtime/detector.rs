@@ -110,6 +110,7 @@ pub struct Detector {
     /// Units with a non-empty inbox, taken in topological order.
     dirty: Dirty,
     produced: Vec<Token>,
+    routed: Vec<(usize, Token)>,
     /// The counting indexes.
     counts: Vec<CountShared>,
     /// Detections of the current step.
@@ -146,6 +147,7 @@ impl Detector {
             inbox: vec![Vec::new(); n],
             dirty: Dirty::new(n),
             produced: Vec::new(),
+            routed: Vec::new(),
             counts,
             emitted: Vec::new(),
             net,
@@ -276,6 +278,7 @@ impl Detector {
             inbox,
             dirty,
             produced,
+            routed,
             emitted,
             counts,
             ..
@@ -284,20 +287,21 @@ impl Detector {
             now: *now,
             cause: step,
             space: net.model.space,
-            zones: &net.model.zones,
             budget,
             timers,
             unit: id,
             out: produced,
+            routed,
             counts,
         };
         f(&mut units[id], &mut cx);
         let program = &net.program;
-        for mut tok in produced.drain(..) {
+        let own = produced.drain(..).map(|tok| (id, tok));
+        for (node, mut tok) in own.chain(routed.drain(..)) {
             *serial += 1;
             tok.serial = *serial;
             tok.cause = step;
-            for name in &program.outputs[id] {
+            for name in &program.outputs[node] {
                 emitted.push(Detection::from_token(
                     name.clone(),
                     *seq,
@@ -306,7 +310,7 @@ impl Detector {
                 ));
                 *seq += 1;
             }
-            if let Some(((last, last_role), rest)) = program.consumers[id].split_last() {
+            if let Some(((last, last_role), rest)) = program.consumers[node].split_last() {
                 for &(c, role) in rest {
                     deliver(inbox, dirty, c, role, tok.clone());
                 }

@@ -17,4 +17,4 @@ mod unit;
 pub(crate) use detection::rfc3339;
 pub use detection::{Detail, Detection};
 pub use detector::{Detector, DetectorOptions, PushError, Stats};
-pub(crate) use unit::{Any, Count, CountShared, Guard, Interval, Not, Pair, Times, Unit};
+pub(crate) use unit::{Any, Count, Guard, Interval, Not, Pair, Stab, Times, Unit};

@@ -30,7 +30,17 @@ pub(crate) fn bearing(space: Space, from: Point, to: Point) -> f64 {
         Space::Planar => (to.x - from.x).atan2(to.y - from.y).to_degrees(),
         Space::Wgs84 => Geodesic.bearing(GeoPoint(from), GeoPoint(to)),
     };
-    deg.rem_euclid(360.0)
+    norm360(deg)
+}
+
+/// `deg` in [0, 360): `rem_euclid` alone gives 360 for tiny negative angles.
+pub(crate) fn norm360(deg: f64) -> f64 {
+    let d = deg.rem_euclid(360.0);
+    if d >= 360.0 {
+        0.0
+    } else {
+        d
+    }
 }
 
 #[cfg(test)]
@@ -44,6 +54,8 @@ mod tests {
         assert_eq!(bearing(Space::Planar, o, Point { x: 0.0, y: 1.0 }), 0.0);
         assert_eq!(bearing(Space::Planar, o, Point { x: 1.0, y: 0.0 }), 90.0);
         assert_eq!(bearing(Space::Planar, o, Point { x: -1.0, y: 0.0 }), 270.0);
+        assert_eq!(bearing(Space::Planar, o, Point { x: -1e-300, y: 1.0 }), 0.0);
+        assert_eq!(norm360(-1e-17), 0.0);
     }
 
     #[test]

@@ -9,8 +9,8 @@ mod bounds;
 mod direction;
 mod geoline;
 mod metric;
-// The runtime stabs zones through `ZoneIndex` once issue 3's wiring lands; until then
-// only the tests and `benches/zones.rs` use it.
+// Moving zones (`insert`/`remove`/`update`) and `stab_linear` serve issue 3's later
+// steps, the tests and `benches/zones.rs`.
 #[allow(dead_code)]
 mod stab;
 mod zone;

@@ -239,25 +239,26 @@ impl ZoneIndex {
         self.insert(id, zone)
     }
 
-    /// Sets `out` to the ids of every zone that contains `p` (boundary included),
-    /// sorted and without repeats. Only zones with a box holding `p` are tested
-    /// exactly: O(log n + k) for n zones, k of whose boxes hold `p`.
+    /// Sets `out` to the ids of every zone that contains `p` (boundary included) in
+    /// the index's space, sorted and without repeats. Only zones with a box holding `p`
+    /// are tested exactly: O(log n + k) for n zones, k of whose boxes hold `p`.
     pub(crate) fn stab(&self, p: Point, out: &mut Vec<usize>) {
+        let space = self.space;
         out.clear();
-        if !valid_point(self.space, p) {
+        if !valid_point(space, p) {
             return;
         }
         let mut visit = |x: f64| {
             let _ = self.tree.locate_all_at_point_int(&key(x, p.y), |leaf| {
                 if let Some(Some(s)) = self.slots.get(leaf.slot as usize) {
-                    if s.zone.contains(self.space, p) {
+                    if s.zone.contains(space, p) {
                         out.push(s.id);
                     }
                 }
                 ControlFlow::<()>::Continue(())
             });
         };
-        match self.space {
+        match space {
             Space::Planar => visit(p.x),
             Space::Wgs84 => {
                 for x in equivalent_lons(p.x) {
@@ -274,9 +275,10 @@ impl ZoneIndex {
     /// What [`stab`](ZoneIndex::stab) returns, by testing every zone: the reference the
     /// tree is checked and measured against.
     pub(crate) fn stab_linear(&self, p: Point, out: &mut Vec<usize>) {
+        let space = self.space;
         out.clear();
         for s in self.slots.iter().flatten() {
-            if s.zone.contains(self.space, p) {
+            if s.zone.contains(space, p) {
                 out.push(s.id);
             }
         }

@@ -16,7 +16,7 @@ use geo::{
 
 use super::bounds::{geo_circle_boxes, hull, pad, planar_slack, reach, Boxes};
 use super::geoline::{self, GeoLine};
-use super::metric::{bearing, within_distance};
+use super::metric::{bearing, norm360, within_distance};
 use crate::event::{Point, Space};
 
 /// The geometry of a zone. Boundaries count as inside.
@@ -78,7 +78,7 @@ pub(crate) fn valid_point(space: Space, p: Point) -> bool {
 
 /// Does a sector from `from_deg` to `to_deg` hold bearing `b` (in [0, 360))?
 fn in_arc(from_deg: f64, to_deg: f64, b: f64) -> bool {
-    let (from, to) = (from_deg.rem_euclid(360.0), to_deg.rem_euclid(360.0));
+    let (from, to) = (norm360(from_deg), norm360(to_deg));
     if (to_deg - from_deg).abs() >= 360.0 {
         true
     } else if from <= to {

@@ -1,12 +1,11 @@
 //! Memoryless component nets: a transition whose guard passes or stops each token
-//! (Atomic's `when`, Within's zone stab, Direction against a zone's box, Or).
+//! (Atomic's `when`, Direction against a zone's box, Or).
 
 use geo::Rect;
 
 use super::super::token::{Extra, Token};
 use super::Cx;
 use crate::filter::Filter;
-use crate::model::ZoneId;
 use crate::spatial::RelSet;
 
 /// A guarded pass-through transition.
@@ -14,8 +13,6 @@ use crate::spatial::RelSet;
 pub(crate) enum Guard {
     /// Atomic events of one type, optionally filtered by `when`.
     Atomic(Option<Filter>),
-    /// Occurrences located in one of the zones (sorted by name).
-    Within(Vec<ZoneId>),
     /// Occurrences whose location relative to the box satisfies a relation.
     DirBox(RelSet, Rect<f64>),
     /// Every occurrence of every operand.
@@ -28,14 +25,6 @@ impl Guard {
             Guard::Atomic(f) => {
                 if f.as_ref().is_none_or(|f| f.matches(&tok.term)) {
                     cx.emit(tok.clone());
-                }
-            }
-            Guard::Within(zones) => {
-                let Some(p) = tok.term.location else { return };
-                if let Some(&z) = zones.iter().find(|&&z| cx.zones[z].contains(cx.space, p)) {
-                    let mut t = tok.clone();
-                    t.extra = Extra::Zone(z as u32);
-                    cx.emit(t);
                 }
             }
             Guard::DirBox(rels, rect) => {

@@ -7,6 +7,7 @@ mod guard;
 mod interval;
 mod not;
 mod pair;
+mod stab;
 mod times;
 
 pub(crate) use any::Any;
@@ -15,6 +16,7 @@ pub(crate) use guard::Guard;
 pub(crate) use interval::Interval;
 pub(crate) use not::Not;
 pub(crate) use pair::Pair;
+pub(crate) use stab::Stab;
 pub(crate) use times::Times;
 
 use super::place::{Budget, Place};
@@ -22,7 +24,6 @@ use super::timer::Timers;
 use super::token::Token;
 use crate::event::{Space, Timestamp};
 use crate::model::PairOpts;
-use crate::spatial::Zone;
 
 /// What a firing may read and change beyond its own places.
 pub(crate) struct Cx<'a> {
@@ -31,13 +32,15 @@ pub(crate) struct Cx<'a> {
     /// The step's number: tokens it makes carry it as their cause.
     pub(crate) cause: u64,
     pub(crate) space: Space,
-    pub(crate) zones: &'a [Zone],
     pub(crate) budget: &'a mut Budget,
     pub(crate) timers: &'a mut Timers,
     /// The index of the unit firing (for its timers).
     pub(crate) unit: usize,
     /// Tokens put in the unit's output place.
     pub(crate) out: &'a mut Vec<Token>,
+    /// Tokens put in the output place of another component (a shared index serving
+    /// several components routes their tokens): (component, token).
+    pub(crate) routed: &'a mut Vec<(usize, Token)>,
     /// The counting indexes, shared by the `Count` components that read one input.
     pub(crate) counts: &'a mut [CountShared],
 }
@@ -59,6 +62,10 @@ pub(crate) enum Unit {
     Times(Times),
     Interval(Interval),
     Count(Count),
+    /// The shared zone R*-tree of a group of `Within` components.
+    Stab(Stab),
+    /// A component whose firing a shared index does (a `Within` of a stab group).
+    Served,
 }
 
 impl Unit {
@@ -72,6 +79,8 @@ impl Unit {
             Unit::Times(u) => u.fire(tok, cx),
             Unit::Interval(u) => u.fire(role, tok, cx),
             Unit::Count(u) => u.fire(tok, cx),
+            Unit::Stab(u) => u.fire(tok, cx),
+            Unit::Served => {}
         }
     }
 
@@ -85,7 +94,9 @@ impl Unit {
     /// The unit's places, for statistics and drawing.
     pub(crate) fn places(&self) -> Vec<&Place> {
         match self {
-            Unit::Guard(_) | Unit::Interval(_) | Unit::Count(_) => vec![],
+            Unit::Guard(_) | Unit::Interval(_) | Unit::Count(_) | Unit::Stab(_) | Unit::Served => {
+                vec![]
+            }
             Unit::Pair(u) => u.places(),
             Unit::Not(u) => vec![u.places()],
             Unit::Any(u) => u.places(),

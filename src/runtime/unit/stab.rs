@@ -1,0 +1,83 @@
+//! Stabbing: every `Within` reading the same occurrences shares one R*-tree of their
+//! zones. An occurrence stabs the tree once and goes only to the `Within` components
+//! one of whose zones contains it, so many rules cost a logarithm, not a scan.
+
+use super::super::token::{Extra, Token};
+use super::Cx;
+use crate::event::Space;
+use crate::model::ZoneId;
+use crate::spatial::{Zone, ZoneIndex};
+
+/// The shared input of a group of `Within` components.
+#[derive(Clone, Debug)]
+pub(crate) struct Stab {
+    index: ZoneIndex,
+    /// For each zone id, the group members (positions in `nodes`) that name it.
+    by_zone: Vec<Vec<usize>>,
+    /// The `Within` components of the group (model node ids), in topological order.
+    nodes: Vec<usize>,
+    /// Scratch: zones hit, the first zone hit of each member, the members hit.
+    hits: Vec<usize>,
+    first: Vec<Option<ZoneId>>,
+    touched: Vec<usize>,
+}
+
+impl Stab {
+    /// A group of `Within` components: `(node id, its zones)` each.
+    pub(crate) fn new(space: Space, zones: &[Zone], members: Vec<(usize, Vec<ZoneId>)>) -> Stab {
+        let mut by_zone = vec![Vec::new(); zones.len()];
+        let mut used = vec![false; zones.len()];
+        for (m, (_, zs)) in members.iter().enumerate() {
+            for &z in zs {
+                by_zone[z].push(m);
+                used[z] = true;
+            }
+        }
+        let index = ZoneIndex::new(
+            space,
+            zones
+                .iter()
+                .enumerate()
+                .filter(|(z, _)| used[*z])
+                .map(|(z, zone)| (z, zone.clone())),
+        );
+        let n = members.len();
+        Stab {
+            index,
+            by_zone,
+            nodes: members.into_iter().map(|(node, _)| node).collect(),
+            hits: Vec::new(),
+            first: vec![None; n],
+            touched: Vec::new(),
+        }
+    }
+
+    pub(crate) fn fire(&mut self, tok: &Token, cx: &mut Cx<'_>) {
+        let Some(p) = tok.term.location else { return };
+        self.hits.clear();
+        self.index.stab(p, &mut self.hits);
+        if self.hits.is_empty() {
+            return;
+        }
+        // Zones come back in id (= name) order: the first hit of a member is the first
+        // of its zones, in name order, that contains the occurrence.
+        for &z in &self.hits {
+            for &m in &self.by_zone[z] {
+                if self.first[m].is_none() {
+                    self.first[m] = Some(z);
+                    self.touched.push(m);
+                }
+            }
+        }
+        // Members in topological order, as their components would have fired.
+        self.touched.sort_unstable();
+        for &m in &self.touched {
+            if let Some(z) = self.first[m].take() {
+                let mut t = tok.clone();
+                t.extra = Extra::Zone(z as u32);
+                cx.routed.push((self.nodes[m], t));
+            }
+        }
+        self.touched.clear();
+    }
+}
