@@ -75,6 +75,8 @@ struct Workload {
     space: Space,
     points: Vec<Point>,
     distance: f64,
+    /// Live points in the window.
+    live: usize,
 }
 
 fn normal(rng: &mut SmallRng) -> f64 {
@@ -84,6 +86,10 @@ fn normal(rng: &mut SmallRng) -> f64 {
 
 impl Workload {
     fn new(space: Space, shape: Shape, nbrs: f64, seed: u64) -> Workload {
+        Workload::with_live(space, shape, nbrs, seed, LIVE)
+    }
+
+    fn with_live(space: Space, shape: Shape, nbrs: f64, seed: u64, live: usize) -> Workload {
         let mut rng = SmallRng::seed_from_u64(seed);
         // A 1000 × 1000 square, or about 50 × 44 km around Taipei.
         let (x0, y0, w, h) = match space {
@@ -120,6 +126,7 @@ impl Workload {
             space,
             points,
             distance: 0.0,
+            live,
         };
         wl.distance = wl.calibrate(nbrs);
         wl
@@ -140,10 +147,10 @@ impl Workload {
 
     /// The distance at which a point has `nbrs` earlier live points closer, on average.
     fn calibrate(&self, nbrs: f64) -> f64 {
-        let sample = LIVE..LIVE + 400;
+        let sample = self.live..self.live + 400;
         let mut dists: Vec<f64> = Vec::new();
         for i in sample.clone() {
-            for j in i - LIVE..i {
+            for j in i - self.live..i {
                 dists.push(self.rough(self.points[j], self.points[i]));
             }
         }
@@ -160,7 +167,7 @@ impl Workload {
     }
 
     fn window(&self) -> i64 {
-        LIVE as i64 * STEP
+        self.live as i64 * STEP
     }
 }
 
@@ -172,6 +179,11 @@ trait Subject {
     fn fill(&mut self, i: usize, time: Timestamp, at: Point) {
         self.push(i, time, at);
     }
+
+    /// The state worth reporting after the run.
+    fn describe(&self) -> String {
+        String::new()
+    }
 }
 
 struct Index(CountIndex<u32, ()>, Matches<u32>);
@@ -182,6 +194,14 @@ impl Subject for Index {
         self.0
             .insert(i as u64, time, at, None, i as u32, &mut self.1);
         self.1.len()
+    }
+
+    fn describe(&self) -> String {
+        format!(
+            ", live sets {:?}, refused {}",
+            self.0.live_sets(),
+            self.0.refused()
+        )
     }
 }
 
@@ -299,7 +319,7 @@ fn drive<S: Subject>(
     let state = RefCell::new((subject, 0usize));
     {
         let (s, i) = &mut *state.borrow_mut();
-        while *i < LIVE {
+        while *i < wl.live {
             let (t, p) = wl.event(*i);
             s.fill(*i, t, p);
             *i += 1;
@@ -318,11 +338,12 @@ fn drive<S: Subject>(
             start.elapsed()
         })
     });
-    let (_, events) = &*state.borrow();
+    let (s, events) = &*state.borrow();
     eprintln!(
-        "{name}: d = {:.4}, {:.2} matches/event",
+        "{name}: d = {:.4}, {:.2} matches/event{}",
         wl.distance,
-        found as f64 / (*events - LIVE).max(1) as f64
+        found as f64 / (*events - wl.live).max(1) as f64,
+        s.describe()
     );
 }
 
@@ -381,6 +402,10 @@ fn benches(c: &mut Criterion) {
             }
         }
     }
+    // The same neighbours among 20 times as many live points: the cost stays.
+    let wl = Workload::with_live(Space::Planar, Shape::Uniform, 5.0, 7, 20 * LIVE);
+    let name = "index/uniform-live=20000/nbrs=5/n=3";
+    drive(&mut g, name, &wl, index(&wl, vec![rule(&wl, 3)], Lookup::Grid));
     for space in [Space::Planar, Space::Wgs84] {
         let tag = if space == Space::Wgs84 { "wgs84-" } else { "" };
         for (s, &k) in nbrs.iter().enumerate().take(2) {

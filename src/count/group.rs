@@ -78,11 +78,9 @@ pub(super) struct Group<T, D> {
     scratch_members: Vec<u64>,
     scratch_found: Vec<Found>,
     scratch_matches: Vec<(usize, usize, usize)>,
-    scratch_keyed: Vec<Keyed>,
+    /// (packed middle members, start) of one owner's matches, for sorting.
+    scratch_keyed: Vec<(u128, usize)>,
 }
-
-/// A match with its sort key (rule, owner, packed middle members), start and length.
-type Keyed = ((usize, u64, u128), usize, usize);
 
 impl<T: Clone, D: Eq + Clone> Group<T, D> {
     /// A group for `rules` (at most 64), whose first rule has global index `offset`.
@@ -299,33 +297,43 @@ impl<T: Clone, D: Eq + Clone> Group<T, D> {
                 matches.push((bit, f.start, f.len));
             }
         }
+        if !matches.is_sorted_by_key(|m| m.0) {
+            matches.sort_by_key(|m| m.0);
+        }
+        // Within one rule (one size), sort each owner's run by its middle members.
         let set = |m: &(usize, usize, usize)| &members[m.1..m.1 + m.2];
-        if !matches.is_sorted_by(|a, b| (a.0, set(a)) <= (b.0, set(b))) {
-            if matches.iter().all(|m| m.2 <= 6) {
-                // One rule, one size: its sets compare by owner, then by their middle
-                // members, which are kept sets' members and so within 2³² of the
-                // owner: up to four pack into a u128.
-                let mut keyed = std::mem::take(&mut self.scratch_keyed);
+        let mut keyed = std::mem::take(&mut self.scratch_keyed);
+        let mut i = 0;
+        while i < matches.len() {
+            let (bit, owner) = (matches[i].0, members[matches[i].1]);
+            let run = matches[i..]
+                .iter()
+                .take_while(|m| m.0 == bit && members[m.1] == owner)
+                .count();
+            let run = &mut matches[i..i + run];
+            i += run.len();
+            if run.is_sorted_by(|a, b| set(a) <= set(b)) {
+                continue;
+            }
+            if run[0].2 <= 6 {
+                // Middle members belong to a kept set, so lie within 2³² of the owner:
+                // up to four pack into a u128 that orders like the slices.
                 keyed.clear();
-                keyed.extend(matches.iter().map(|m| {
-                    let s = set(m);
-                    let middle = s[1..s.len() - 1]
+                keyed.extend(run.iter().map(|m| {
+                    let middle = set(m)[1..m.2 - 1]
                         .iter()
-                        .fold(0u128, |k, &q| k << 32 | u128::from((q - s[0]) as u32));
-                    ((m.0, s[0], middle), m.1, m.2)
+                        .fold(0u128, |k, &q| k << 32 | u128::from((q - owner) as u32));
+                    (middle, m.1)
                 }));
-                keyed.sort_unstable_by_key(|k| k.0);
-                matches.clear();
-                matches.extend(
-                    keyed
-                        .iter()
-                        .map(|&((bit, _, _), start, len)| (bit, start, len)),
-                );
-                self.scratch_keyed = keyed;
+                keyed.sort_unstable();
+                for (m, &(_, start)) in run.iter_mut().zip(&keyed) {
+                    m.1 = start;
+                }
             } else {
-                matches.sort_unstable_by(|a, b| (a.0, set(a)).cmp(&(b.0, set(b))));
+                run.sort_unstable_by(|a, b| set(a).cmp(set(b)));
             }
         }
+        self.scratch_keyed = keyed;
         for &(bit, start, len) in &matches {
             let payloads = members[start..start + len]
                 .iter()

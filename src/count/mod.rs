@@ -17,9 +17,13 @@
 //!   different (a point without a value is in no set of a distinct rule).
 //!
 //! Each match is reported exactly once, by the [`CountIndex::insert`] call of its last
-//! member. The definition is pairwise: pairwise closeness does not put the points in a
-//! circle of diameter `d` (Jung's theorem only gives radius `d/√3`), so no
-//! enclosing-circle test replaces it. A rule with `n = 1` matches every point on its own
+//! member, as the rule's index and its members' payloads in insertion order; the
+//! matches of one call come by rule index, then in the lexicographic order of their
+//! members' insertion (whatever the neighbour index and the other rules).
+//!
+//! The definition is pairwise: pairwise closeness does not put the points in a circle
+//! of diameter `d` (Jung's theorem only gives radius `d/√3`), so no enclosing-circle
+//! test replaces it. A rule with `n = 1` matches every point on its own
 //! (if `W ≥ 0`, and with `distinct` if the point has a value); `n = 0` matches nothing.
 //!
 //! # The index
@@ -30,9 +34,9 @@
 //! k−2 members whose two other members form a pair). Online, a new point `e` finds its
 //! neighbours N(e) through an index of live points; every L(n−1) set inside N(e), joined
 //! with `e`, is a new match; and `e` joins the levels. The note's scans of whole levels
-//! are replaced by ownership: each live point lists the sets it is the oldest member
-//! of, so an insertion only reads the sets owned by its neighbours, and an expiry only
-//! the sets owned by the leaving point (see `group`).
+//! are replaced by ownership: each kept set is stored with its oldest member (see
+//! `levels`), so an insertion only reads the sets owned by its neighbours, and an
+//! expiry only the sets owned by the leaving point (see `group`).
 //!
 //! All rules share one index (the note's multi-rule part). Each set carries the mask of
 //! the rules it still serves: a pair gets the rules whose distance, window and distinct
@@ -61,8 +65,9 @@
 //! prefixes in insertion order with 2 … n−1 members was kept when it was formed; so a
 //! refusal loses exactly the matches (and sets) that extend the refused set. Sets are
 //! kept first come, first served (by insertion, then neighbours in insertion order), and
-//! expiry makes room again. Matches reported by one call are bounded by the sets kept,
-//! so memory is bounded by `max_sets` and the live points.
+//! expiry makes room again. A set costs its owner 16 bytes plus 4 per other member.
+//! The matches of one call are bounded by the kept sets and the live points (once per
+//! rule), so memory is bounded by `max_sets` and the live points.
 
 // The runtime's `Count` unit is wired separately; until it calls this module, only the
 // tests and the benches do.

@@ -26,6 +26,8 @@ use rstar::{
 use rustc_hash::FxHashMap;
 
 use super::bounds::equivalent_lons;
+#[cfg(test)]
+use super::zone::Shape;
 use super::zone::{valid_point, Zone};
 use crate::event::{Point, Space};
 
@@ -100,10 +102,16 @@ impl std::fmt::Debug for ZoneIndex {
     }
 }
 
-/// The largest `f32` at most `x`.
+/// Tree coordinates are clamped to ±this: rstar sorts boxes by their corners and
+/// centres with `partial_cmp(..).unwrap()`, so every corner, width and centre must be
+/// a finite `f32`. Clamping boxes and looked-up points alike keeps every point in the
+/// boxes that hold it (clamping is monotonic).
+const KEY_LIMIT: f32 = 1e37;
+
+/// The largest `f32` at most `x`, within ±[`KEY_LIMIT`].
 fn down(x: f64) -> f32 {
     let f = x as f32;
-    if f64::from(f) <= x || f.is_nan() {
+    let f = if f64::from(f) <= x || f.is_nan() {
         f
     } else if f > 0.0 {
         f32::from_bits(f.to_bits() - 1)
@@ -111,10 +119,11 @@ fn down(x: f64) -> f32 {
         -f32::from_bits(1)
     } else {
         f32::from_bits(f.to_bits() + 1)
-    }
+    };
+    f.clamp(-KEY_LIMIT, KEY_LIMIT)
 }
 
-/// The smallest `f32` at least `x`.
+/// The smallest `f32` at least `x`, within ±[`KEY_LIMIT`].
 fn up(x: f64) -> f32 {
     -down(-x)
 }
@@ -130,20 +139,31 @@ fn leaf(r: &Rect<f64>, slot: usize) -> Leaf {
     }
 }
 
-/// A point as the tree looks it up.
+/// A point as the tree looks it up (rounded to the nearest `f32`, clamped).
 fn key(x: f64, y: f64) -> [f32; 2] {
-    [x as f32, y as f32]
+    [
+        (x as f32).clamp(-KEY_LIMIT, KEY_LIMIT),
+        (y as f32).clamp(-KEY_LIMIT, KEY_LIMIT),
+    ]
 }
 
-/// A zone's boxes, without any that are not finite (a zone with none is never found,
-/// as its exact test would never hold either).
+/// A zone's boxes. A zone whose boxes cannot be computed (coordinates that are not
+/// numbers, which the net loader rejects) gets one box holding everything, so that its
+/// exact test decides, as in a linear scan.
 fn zone_boxes(space: Space, zone: &Zone) -> Vec<Rect<f64>> {
     let mut boxes = Vec::new();
     zone.boxes(space, &mut boxes);
-    boxes.retain(|r| {
+    let nan = |r: &Rect<f64>| {
         let (lo, hi) = (r.min(), r.max());
-        !(lo.x.is_nan() || lo.y.is_nan() || hi.x.is_nan() || hi.y.is_nan())
-    });
+        lo.x.is_nan() || lo.y.is_nan() || hi.x.is_nan() || hi.y.is_nan()
+    };
+    if boxes.iter().any(nan) {
+        let inf = f64::INFINITY;
+        boxes = vec![Rect::new(
+            Point { x: -inf, y: -inf },
+            Point { x: inf, y: inf },
+        )];
+    }
     boxes
 }
 
@@ -300,8 +320,8 @@ mod tests {
             0.0,
             179.999_999_9,
             -180.0,
-            1e300,
-            -1e300,
+            1e30,
+            -1e30,
             3.0,
         ] {
             assert!(f64::from(down(x)) <= x, "{x}");
@@ -309,6 +329,67 @@ mod tests {
             assert!(down(x) <= x as f32 && x as f32 <= up(x), "{x}");
         }
         assert_eq!(down(3.0), 3.0);
-        assert_eq!(up(f64::INFINITY), f32::INFINITY);
+        assert_eq!(up(f64::INFINITY), KEY_LIMIT);
+        assert_eq!(down(-1e300), -KEY_LIMIT);
+    }
+
+    /// Huge and meaningless coordinates neither panic the tree nor lose a zone.
+    #[test]
+    fn extreme_coordinates() {
+        let pt = |x: f64, y: f64| Point { x, y };
+        let zone = |shape| Zone {
+            name: "z".into(),
+            shape,
+        };
+        let shapes = [
+            Shape::Circle {
+                center: pt(1e300, -1e300),
+                radius: 1e300,
+            },
+            Shape::Circle {
+                center: pt(f64::MAX, 0.0),
+                radius: f64::MAX,
+            },
+            Shape::Rect(Rect::new(pt(-f64::MAX, -f64::MAX), pt(f64::MAX, f64::MAX))),
+            Shape::Circle {
+                center: pt(0.0, 0.0),
+                radius: f64::NAN,
+            },
+            Shape::Sector {
+                center: pt(f64::NAN, 0.0),
+                radius: 1.0,
+                from_deg: 0.0,
+                to_deg: 1.0,
+            },
+            Shape::Rect(Rect::new(pt(1e38, 1e38), pt(1e39, 1e39))),
+            Shape::Circle {
+                center: pt(0.0, 0.0),
+                radius: 1.0,
+            },
+        ];
+        for space in [Space::Planar, Space::Wgs84] {
+            let mut index = ZoneIndex::new(space, shapes.iter().cloned().map(zone).enumerate());
+            for (i, s) in shapes.iter().enumerate() {
+                index.update(i, zone(s.clone()));
+                index.insert(i + 100, zone(s.clone()));
+            }
+            let (mut a, mut b) = (Vec::new(), Vec::new());
+            for p in [
+                pt(0.0, 0.0),
+                pt(1e300, -1e300),
+                pt(5e38, 5e38),
+                pt(-f64::MAX, f64::MAX),
+                pt(f64::NAN, 1.0),
+                pt(1e37, 1e37),
+            ] {
+                index.stab(p, &mut a);
+                index.stab_linear(p, &mut b);
+                assert_eq!(a, b, "{space:?} {p:?}");
+            }
+            for i in 0..shapes.len() {
+                assert!(index.remove(i).is_some());
+            }
+            assert_eq!(index.len(), shapes.len());
+        }
     }
 }

@@ -100,7 +100,9 @@ pub(crate) enum ZoneSpec {
 #[derive(Debug, Deserialize)]
 #[serde(rename = "Polygon", deny_unknown_fields)]
 pub(crate) struct PolygonSpec {
+    /// The outer ring.
     pub(crate) exterior: Vec<Xy>,
+    /// Rings cut out of it (their boundaries stay inside the zone).
     #[serde(default)]
     pub(crate) holes: Vec<Vec<Xy>>,
 }
