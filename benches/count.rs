@@ -405,7 +405,12 @@ fn benches(c: &mut Criterion) {
     // The same neighbours among 20 times as many live points: the cost stays.
     let wl = Workload::with_live(Space::Planar, Shape::Uniform, 5.0, 7, 20 * LIVE);
     let name = "index/uniform-live=20000/nbrs=5/n=3";
-    drive(&mut g, name, &wl, index(&wl, vec![rule(&wl, 3)], Lookup::Grid));
+    drive(
+        &mut g,
+        name,
+        &wl,
+        index(&wl, vec![rule(&wl, 3)], Lookup::Grid),
+    );
     for space in [Space::Planar, Space::Wgs84] {
         let tag = if space == Space::Wgs84 { "wgs84-" } else { "" };
         for (s, &k) in nbrs.iter().enumerate().take(2) {

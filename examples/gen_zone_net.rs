@@ -11,7 +11,10 @@ use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
 fn main() {
-    let args: Vec<usize> = std::env::args().skip(1).filter_map(|a| a.parse().ok()).collect();
+    let args: Vec<usize> = std::env::args()
+        .skip(1)
+        .filter_map(|a| a.parse().ok())
+        .collect();
     let zones = args.first().copied().unwrap_or(10_000).max(1);
     let rules = args.get(1).copied().unwrap_or(100).clamp(1, zones);
     let mut rng = SmallRng::seed_from_u64(11);
@@ -44,8 +47,13 @@ fn main() {
     let mut outputs = Vec::new();
     for r in 0..rules {
         let of = ["a", "b", "c", "d", "e"][r % 5];
-        let names: Vec<String> = (r * per..(r + 1) * per).map(|z| format!("\"z{z}\"")).collect();
-        println!("        \"in{r}\": Within(of: \"{of}\", zones: [{}]),", names.join(", "));
+        let names: Vec<String> = (r * per..(r + 1) * per)
+            .map(|z| format!("\"z{z}\""))
+            .collect();
+        println!(
+            "        \"in{r}\": Within(of: \"{of}\", zones: [{}]),",
+            names.join(", ")
+        );
         outputs.push(format!("\"in{r}\""));
     }
     println!("    }},\n    outputs: [{}],\n)", outputs.join(", "));

@@ -108,6 +108,20 @@ fn bad_net_reports_every_problem_with_file_line_and_column() {
 }
 
 #[test]
+fn bad_moving_zones_are_reported() {
+    let out = run(&["--check", net("bad_anchor.ron").to_str().unwrap()], "");
+    assert_eq!(out.status.code(), Some(2));
+    let err = text(&out.stderr);
+    for expected in [
+        "bad_anchor.ron:2:67: zone `r` is anchored to `ghost`, which is not an event of the net",
+        "zone `b`: `heading` needs an `anchor`",
+        "`x`: zone `r` moves with an anchor: a `box` needs a fixed zone",
+    ] {
+        assert!(err.contains(expected), "missing {expected:?} in:\n{err}");
+    }
+}
+
+#[test]
 fn unknown_field_is_located() {
     let out = run(&["--check", net("bad_syntax.ron").to_str().unwrap()], "");
     assert_eq!(out.status.code(), Some(2));

@@ -72,14 +72,27 @@ fn brute_force(all: &[Incident], n: usize, d: f64, w: f64) -> BTreeSet<Vec<i64>>
 #[test]
 fn accumulated_csv_run_finds_exactly_the_brute_force_sets() {
     let out = Command::new(env!("CARGO_BIN_EXE_ccpn-run"))
-        .args([root().join("nets/hotspots.ron"), root().join("examples/incidents.csv")])
+        .args([
+            root().join("nets/hotspots.ron"),
+            root().join("examples/incidents.csv"),
+        ])
         .output()
         .expect("run ccpn-run");
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let mut got: [BTreeSet<Vec<i64>>; 2] = Default::default();
     for line in String::from_utf8(out.stdout).expect("utf-8").lines() {
         let v: serde_json::Value = serde_json::from_str(line).expect("json");
-        let ids: Vec<i64> = v["ids"].as_array().expect("ids").iter().map(|x| x.as_i64().expect("int")).collect();
+        let ids: Vec<i64> = v["ids"]
+            .as_array()
+            .expect("ids")
+            .iter()
+            .map(|x| x.as_i64().expect("int"))
+            .collect();
         let slot = if v["event"] == "hotspot" { 0 } else { 1 };
         assert!(got[slot].insert(ids), "a set reported twice: {line}");
     }

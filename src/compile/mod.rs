@@ -28,6 +28,11 @@ pub(crate) struct Program {
     pub(crate) outputs: Vec<Vec<Arc<str>>>,
     /// The counting indexes: one per input (and `distinct` attribute) of `Count`s.
     pub(crate) counts: Vec<CountGroup>,
+    /// For each component, the moving zones (indexes into the model's `moving`) that
+    /// its occurrences re-centre.
+    pub(crate) anchors: Vec<Vec<usize>>,
+    /// For each zone, the stab components whose R*-tree holds it.
+    pub(crate) zone_stabs: Vec<Vec<usize>>,
 }
 
 /// The rules of the `Count` components sharing one level-wise index.
@@ -173,6 +178,24 @@ pub(crate) fn compile(model: &Model) -> (PetriNet, Program) {
             net.connect(ports[operand].output, ports[id].inputs[role]);
         }
     }
+    let mut anchors = vec![Vec::new(); n];
+    for (m, moving) in model.moving.iter().enumerate() {
+        anchors[moving.anchor].push(m);
+    }
+    let mut zone_stabs = vec![Vec::new(); model.zones.len()];
+    for group in stab_groups.values() {
+        let stab = group.members[0].0;
+        let mut zones: Vec<usize> = group
+            .members
+            .iter()
+            .flat_map(|m| m.1.iter().copied())
+            .collect();
+        zones.sort_unstable();
+        zones.dedup();
+        for z in zones {
+            zone_stabs[z].push(stab);
+        }
+    }
     let mut outputs = vec![Vec::new(); n];
     for (name, id) in &model.outputs {
         outputs[*id].push(name.clone());
@@ -187,6 +210,8 @@ pub(crate) fn compile(model: &Model) -> (PetriNet, Program) {
             by_type,
             outputs,
             counts,
+            anchors,
+            zone_stabs,
         },
     )
 }

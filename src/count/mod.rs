@@ -49,7 +49,7 @@
 //! Rules come in groups of 64 (one bit each); more rules make more groups, each with
 //! its own snapshot.
 //!
-//! Neighbours come from a hashed grid (cells twice the largest reach wide; WGS84 points
+//! Neighbours come from a hashed grid (cells three times the largest reach; WGS84 points
 //! embedded on a sphere in 3-D, so no seam at the antimeridian or the poles) rather
 //! than an R*-tree: see `neighbours` for why and the benches (`benches/count.rs`) for
 //! the figures. Closeness is decided on the embedding where it is certain and by the

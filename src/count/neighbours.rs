@@ -3,17 +3,18 @@
 //!
 //! **Why the grid.** Points arrive and leave in time order, one insertion and one
 //! removal per event, and a query covers a fixed radius. The grid hashes each point
-//! into a cell of side twice the largest rule's reach; a cell is a queue of its points
+//! into a cell of side three times the largest rule's reach; a cell is a queue of its points
 //! (id and embedding) in arrival order, so adding appends at the back and expiry pops
 //! the front — no allocation per event (emptied cells' storage is reused), no
 //! rebalancing — and a query filters each cell's points by distance in one pass. It
-//! visits 2 × 2 cells (2 × 2 × 2 for WGS84) around the point. The R*-tree (`rstar`)
+//! visits one or two cells per axis (three dimensions for WGS84). The R*-tree (`rstar`)
 //! pays a descent on every insertion, a search on every removal, and rebalancing. On the
 //! `count` benches (one rule, n = 3, 1,000 live points, uniform), the whole index ran at
 //! 1.15 M events/s with the grid against 0.46 M with the tree (planar, 5 neighbours),
 //! 0.93 M against 0.42 M (WGS84, 5 neighbours), and 180 k against 138 k (planar, 20
-//! neighbours, where the matches dominate). Cells of one reach (3 × 3 cells) measured
-//! within noise of two reaches. The tree stays as an alternative (`Lookup::Tree`) that
+//! neighbours, where the matches dominate). Cells of one reach (a query visits 3 × 3
+//! cells) ran 10–20% slower; two, three and four reaches were within noise, three
+//! slightly ahead on WGS84 (fewer hash lookups in 3-D). The tree stays as an alternative (`Lookup::Tree`) that
 //! the tests check against the grid and the reference.
 //!
 //! WGS84 points are embedded on a sphere in 3-D, so the grid is Cartesian in metres and
@@ -30,7 +31,7 @@ use super::metric::{self, Embedded};
 /// Which index of live points finds neighbours.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) enum Lookup {
-    /// A hashed grid of cells twice the reach wide (the default: fastest on the benches).
+    /// A hashed grid of cells three reaches wide (the default: fastest on the benches).
     #[default]
     Grid,
     /// An R*-tree (`rstar`), queried with the reach's bounding box.
@@ -40,7 +41,7 @@ pub(crate) enum Lookup {
 /// Cells per axis a query may span before the grid gives up and scans every point
 /// (only for coordinates so large that the reach is below their rounding).
 const MAX_SPAN: i64 = 4;
-/// Cell side over reach: 2 means a query spans two cells per axis.
+/// Cell side over reach: with 3, a query spans one or two cells per axis.
 const CELL_OVER_REACH: f64 = 3.0;
 /// Emptied cells' storage kept for reuse, so that cells come and go without allocating.
 const SPARE_CELLS: usize = 256;

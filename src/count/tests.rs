@@ -262,6 +262,29 @@ fn small_and_degenerate_rules_do_not_panic() {
         })
         .collect();
     check(Space::Wgs84, &rules, &wgs);
+    // Coordinates whose rounding exceeds the distance: the grid scans instead.
+    let far = [
+        ev(1, 0.0, 1e15, 1e15, None),
+        ev(2, 0.0, 1e15, 1e15, None),
+        ev(3, 0.0, 1e15 + 0.125, 1e15, None),
+    ];
+    let got = matches_of(Space::Planar, &[rule(2, 1e-3, 1.0, false)], &far);
+    assert_eq!(got[1], vec![(0, vec![0, 1])]);
+    assert!(got[2].is_empty());
+    // Times going backwards break the contract, not the index.
+    let mut index = CountIndex::new(Space::Planar, rules.clone(), 100);
+    let mut out = Flat::new();
+    for (i, e) in events.iter().enumerate() {
+        index.insert(
+            e.cause,
+            ts(-e.time * (i as i64 % 3)),
+            e.at,
+            e.distinct,
+            0u8,
+            &mut out,
+        );
+        index.expire(ts(e.time * (i as i64 % 2)));
+    }
     // The huge rule grew its levels; the reported list stays short.
     let mut index = CountIndex::new(Space::Planar, rules, 100);
     let mut out = Flat::new();
@@ -460,6 +483,15 @@ proptest! {
         rules in rules_strategy(2..=5, (1.0, 5.0)),
         events in events_strategy(40, 6.0, planar),
     ) {
+        check(Space::Planar, &rules, &events);
+    }
+
+    #[test]
+    fn sparse_planar_rules_agree_with_the_reference(
+        rules in rules_strategy(1..=3, (2.0, 8.0)),
+        events in events_strategy(60, 40.0, planar),
+    ) {
+        // Many grid cells: the queries cross cell borders.
         check(Space::Planar, &rules, &events);
     }
 

@@ -35,6 +35,17 @@ pub(crate) struct Model {
     pub(crate) warnings: Vec<Problem>,
     /// The attributes operators match on (`key:`, `distinct:`), by slot.
     pub(crate) key_attrs: Vec<Arc<str>>,
+    /// Zones that move with a tracked object.
+    pub(crate) moving: Vec<Moving>,
+}
+
+/// A zone anchored to an event: re-centred on each of its occurrences, and (for a
+/// sector with `heading`) rotated by the occurrence's heading attribute.
+#[derive(Clone, Debug)]
+pub(crate) struct Moving {
+    pub(crate) zone: ZoneId,
+    pub(crate) anchor: NodeId,
+    pub(crate) heading: Option<Arc<str>>,
 }
 
 /// One operator of the model, possibly known by several names.

@@ -10,7 +10,7 @@ use super::{
 };
 use crate::filter::Filter;
 use crate::spatial::{Dir, RelSet, Zone};
-use crate::spec::{self, ContextSpec, DirSpec, DurationSpec, NetSpec, OpSpec, RelSpec};
+use crate::spec::{self, ContextSpec, DirSpec, DurationSpec, NetSpec, OpSpec, RelSpec, ZoneSpec};
 
 /// Largest `m`, `k` or operand count an operator may have.
 pub(crate) const MAX_ARITY: usize = 1024;
@@ -40,6 +40,7 @@ impl Model {
         }
         let outputs = v.outputs();
         v.unused(&outputs);
+        let moving = v.moving();
         let Validator {
             mut problems,
             mut warnings,
@@ -61,6 +62,7 @@ impl Model {
             outputs,
             warnings,
             key_attrs,
+            moving,
         })
     }
 }
@@ -112,6 +114,63 @@ impl<'a> Validator<'a> {
             self.zones.push(zone);
         }
         self.problems.extend(problems);
+    }
+
+    /// Is zone `name` anchored to a tracked object?
+    fn moves(&self, name: &str) -> bool {
+        matches!(
+            self.spec.zones.get(name),
+            Some(
+                ZoneSpec::Circle {
+                    anchor: Some(_),
+                    ..
+                } | ZoneSpec::Sector {
+                    anchor: Some(_),
+                    ..
+                }
+            )
+        )
+    }
+
+    /// Binds the anchors of moving zones to events.
+    fn moving(&mut self) -> Vec<super::Moving> {
+        let mut moving = Vec::new();
+        for (name, z) in &self.spec.zones {
+            let (anchor, heading) = match z {
+                ZoneSpec::Circle { anchor, .. } => (anchor, &None),
+                ZoneSpec::Sector {
+                    anchor, heading, ..
+                } => (anchor, heading),
+                _ => continue,
+            };
+            let Some(anchor) = anchor else {
+                if heading.is_some() {
+                    self.error(
+                        &[name],
+                        format!("zone `{name}`: `heading` needs an `anchor`"),
+                    );
+                }
+                continue;
+            };
+            let Some(&zone) = self.zone_ids.get(name.as_str()) else {
+                continue;
+            };
+            match self.by_name.get(anchor.as_str()) {
+                Some(Some(node)) => moving.push(super::Moving {
+                    zone,
+                    anchor: *node,
+                    heading: heading.as_deref().map(Arc::from),
+                }),
+                Some(None) => {}
+                None => {
+                    let msg = format!(
+                        "zone `{name}` is anchored to `{anchor}`, which is not an event of the net"
+                    );
+                    self.error(&[name, anchor], msg);
+                }
+            }
+        }
+        moving
     }
 
     fn outputs(&mut self) -> Vec<(Arc<str>, NodeId)> {
@@ -542,7 +601,13 @@ impl<'a> Validator<'a> {
                             let msg = format!("`{name}`: a `box` direction is unary: `within`, `key` and `distinct` do not apply");
                             self.error(&[name], msg);
                         }
+                        let zone_name = zone;
                         let zone = self.zone(name, zone)?;
+                        if self.moves(zone_name) {
+                            let msg = format!("`{name}`: zone `{zone_name}` moves with an anchor: a `box` needs a fixed zone");
+                            self.error(&[name, zone_name], msg);
+                            return None;
+                        }
                         Some(Op::DirBox {
                             of: of_id?,
                             rels,

@@ -273,7 +273,7 @@ impl Builder {
                     Shape::Rect(Rect::new(lo, hi))
                 }
             }
-            ZoneSpec::Circle { center, radius } => Shape::Circle {
+            ZoneSpec::Circle { center, radius, .. } => Shape::Circle {
                 center: coord(space, *center)?,
                 radius: positive("radius", *radius)?,
             },
@@ -282,6 +282,7 @@ impl Builder {
                 radius,
                 from_deg,
                 to_deg,
+                ..
             } => {
                 if !from_deg.is_finite() || !to_deg.is_finite() {
                     return Err("bearings must be finite".into());

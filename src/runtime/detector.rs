@@ -10,6 +10,7 @@ use super::timer::Timers;
 use super::token::{Term, Token};
 use super::unit::{CountShared, Cx, Unit};
 use crate::event::{Event, Timestamp};
+use crate::spatial::{Shape, Zone};
 use crate::Net;
 
 /// Limits that keep a detector's memory bounded.
@@ -301,6 +302,9 @@ impl Detector {
             *serial += 1;
             tok.serial = *serial;
             tok.cause = step;
+            for &m in &program.anchors[node] {
+                move_zone(&net.model, program, units, m, &tok);
+            }
             for name in &program.outputs[node] {
                 emitted.push(Detection::from_token(
                     name.clone(),
@@ -348,4 +352,60 @@ fn deliver(
         dirty.mark(unit);
     }
     inbox[unit].push((role, tok));
+}
+
+/// Re-centres moving zone `m` on the anchor's occurrence `tok` (and turns a sector by
+/// its heading) in every R*-tree that holds it.
+fn move_zone(
+    model: &crate::model::Model,
+    program: &crate::compile::Program,
+    units: &mut [Unit],
+    m: usize,
+    tok: &Token,
+) {
+    let moving = &model.moving[m];
+    let Some(center) = tok.term.location else {
+        return;
+    };
+    let base = &model.zones[moving.zone];
+    let heading = match &moving.heading {
+        None => 0.0,
+        Some(attr) => match tok.term.attr(attr) {
+            Some(crate::event::Value::Num(h)) if h.is_finite() => *h,
+            // Without a usable heading the sector keeps its bearings from north.
+            _ => 0.0,
+        },
+    };
+    let shape = match &base.shape {
+        Shape::Circle { radius, .. } => Shape::Circle {
+            center,
+            radius: *radius,
+        },
+        Shape::Sector {
+            radius,
+            from_deg,
+            to_deg,
+            ..
+        } => Shape::Sector {
+            center,
+            radius: *radius,
+            from_deg: from_deg + heading,
+            to_deg: to_deg + heading,
+        },
+        _ => return,
+    };
+    if model.space == crate::event::Space::Wgs84
+        && (center.y.abs() > 90.0 || center.x.abs() > 180.0)
+    {
+        return;
+    }
+    let zone = Zone {
+        name: base.name.clone(),
+        shape,
+    };
+    for &u in &program.zone_stabs[moving.zone] {
+        if let Unit::Stab(stab) = &mut units[u] {
+            stab.update(moving.zone, zone.clone());
+        }
+    }
 }

@@ -68,15 +68,25 @@ pub(crate) enum ZoneSpec {
         min: Xy,
         max: Xy,
     },
+    /// A circle; with `anchor: "event"` it moves with that event's occurrences
+    /// (`center` is where it is until the first one).
     Circle {
         center: Xy,
         radius: f64,
+        #[serde(default)]
+        anchor: Option<String>,
     },
+    /// A sector; with `anchor` it moves like a circle, and with `heading: "attr"` its
+    /// bearings are taken clockwise from the anchor's heading attribute (degrees).
     Sector {
         center: Xy,
         radius: f64,
         from_deg: f64,
         to_deg: f64,
+        #[serde(default)]
+        anchor: Option<String>,
+        #[serde(default)]
+        heading: Option<String>,
     },
     Line {
         points: Vec<Xy>,

@@ -52,6 +52,11 @@ impl Stab {
         }
     }
 
+    /// Replaces zone `z` (a moving zone re-centred or turned).
+    pub(crate) fn update(&mut self, z: ZoneId, zone: Zone) {
+        self.index.update(z, zone);
+    }
+
     pub(crate) fn fire(&mut self, tok: &Token, cx: &mut Cx<'_>) {
         let Some(p) = tok.term.location else { return };
         self.hits.clear();
