@@ -679,6 +679,12 @@ impl<'a> Validator<'a> {
                     self.operand(name, end),
                 );
                 let window = self.duration(name, "within", within)?;
+                if kind == IntervalKind::AStar && window.is_none() {
+                    let msg = format!(
+                        "`{name}` has no `within`: the occurrences it accumulates wait until an end comes"
+                    );
+                    self.warn(&[name], msg);
+                }
                 Some(Op::Interval {
                     kind,
                     start: s?,
