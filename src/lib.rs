@@ -56,6 +56,6 @@ mod spatial;
 mod spec;
 
 pub use event::{Event, Id, Point, Space, Timestamp, Value};
-pub use model::{NetError, Problem};
+pub use model::{parse_duration, NetError, Problem};
 pub use net::Net;
 pub use runtime::{Detail, Detection, Detector, DetectorOptions, PushError, Stats};

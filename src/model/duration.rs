@@ -2,6 +2,25 @@
 
 use crate::spec::DurationSpec;
 
+/// Parses a duration as nets write them — seconds (`"90"`, `"1.5"`) or a number with
+/// a unit (`"500ms"`, `"90s"`, `"10m"`, `"2h"`, `"3d"`) — into whole microseconds.
+///
+/// ```
+/// assert_eq!(ccpn::parse_duration("10m"), Ok(600_000_000));
+/// assert_eq!(ccpn::parse_duration("0.5"), Ok(500_000));
+/// assert!(ccpn::parse_duration("-1s").is_err());
+/// ```
+///
+/// # Errors
+///
+/// A message naming the problem: not a number, an unknown unit, negative, too long.
+pub fn parse_duration(text: &str) -> Result<i64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(secs) => micros(&DurationSpec::Secs(secs)),
+        Err(_) => micros(&DurationSpec::Text(text.to_owned())),
+    }
+}
+
 /// A duration in whole microseconds, or why it is not one.
 pub(crate) fn micros(d: &DurationSpec) -> Result<i64, String> {
     let (secs, shown) = match d {

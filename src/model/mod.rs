@@ -11,6 +11,7 @@ mod zones;
 
 use std::sync::Arc;
 
+pub use duration::parse_duration;
 pub use error::{NetError, Problem};
 
 use crate::event::Space;

@@ -28,7 +28,7 @@ pub(crate) struct Args {
     pub(crate) format: FormatArg,
 
     /// Reorder events arriving up to this late (seconds, or "500ms", "2s", "1m").
-    #[arg(long, value_name = "D", value_parser = parse_duration, default_value = "0")]
+    #[arg(long, value_name = "D", value_parser = ccpn::parse_duration, default_value = "0")]
     pub(crate) max_delay: i64,
 
     /// Also write late lines, unchanged, to this file.
@@ -62,28 +62,4 @@ pub(crate) enum FormatArg {
     Auto,
     Jsonl,
     Csv,
-}
-
-/// A duration flag in microseconds: seconds, or a number with ms, s, m, h or d.
-fn parse_duration(s: &str) -> Result<i64, String> {
-    let t = s.trim();
-    let split = t.find(|c: char| c.is_ascii_alphabetic()).unwrap_or(t.len());
-    let (num, unit) = t.split_at(split);
-    let v: f64 = num
-        .trim()
-        .parse()
-        .map_err(|_| format!("`{s}` is not a duration"))?;
-    let scale = match unit {
-        "" | "s" => 1.0,
-        "ms" => 1e-3,
-        "m" => 60.0,
-        "h" => 3600.0,
-        "d" => 86400.0,
-        _ => return Err(format!("`{s}`: unknown unit (use ms, s, m, h or d)")),
-    };
-    let us = v * scale * 1e6;
-    if !(0.0..=1e18).contains(&us) {
-        return Err(format!("`{s}` is not a non-negative duration"));
-    }
-    Ok(us.round() as i64)
 }
