@@ -122,7 +122,7 @@ impl<T: Clone, D: Eq + Clone> Group<T, D> {
 
     /// Drops what no rule can use at `now` or later.
     pub(super) fn expire(&mut self, now: i64, budget: &mut Budget) {
-        let max_window = self.rules.keeps_points().unwrap_or(i64::MIN);
+        let max_window = self.rules.max_window().unwrap_or(i64::MIN);
         for c in 0..self.cursors.len() {
             let window = self.rules.class_windows()[c];
             if window >= max_window {
@@ -180,7 +180,7 @@ impl<T: Clone, D: Eq + Clone> Group<T, D> {
                 out.push(self.offset + bit, std::iter::once(payload.clone()));
             }
         }
-        if self.rules.keeps_points().is_none() {
+        if self.rules.max_window().is_none() {
             return;
         }
         let id = self.next_id();

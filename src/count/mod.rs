@@ -71,7 +71,6 @@
 
 // The runtime's `Count` unit is wired separately; until it calls this module, only the
 // tests and the benches do.
-#![cfg_attr(not(test), allow(dead_code))]
 
 mod group;
 mod levels;
@@ -98,7 +97,7 @@ pub(crate) struct Rule {
     pub(crate) distance: f64,
     /// Latest minus earliest member time must not exceed this (microseconds).
     pub(crate) window: i64,
-    /// Members must have pairwise different distinct values.
+    /// Members must each have a distinct value, pairwise different.
     pub(crate) distinct: bool,
 }
 
@@ -138,6 +137,7 @@ impl<T> Matches<T> {
     }
 
     /// Are there none?
+    #[cfg_attr(not(test), allow(dead_code))] // paired with `len`
     pub(crate) fn is_empty(&self) -> bool {
         self.sets.is_empty()
     }
@@ -217,8 +217,8 @@ impl<T: Clone, D: Eq + Clone> CountIndex<T, D> {
         }
     }
 
-    /// Inserts a point caused by input event `cause` at `time` (non-decreasing across
-    /// calls; this expires first), and appends to `out` one match (rule index, members'
+    /// Inserts a point caused by input event `cause` (points of one cause never share a
+    /// set) at `time` (non-decreasing across calls; this expires first), and appends to `out` one match (rule index, members'
     /// payloads in insertion order) per newly complete set — rules in index order, and
     /// for each rule sets in the lexicographic order of their members' insertion.
     pub(crate) fn insert(
@@ -253,7 +253,8 @@ impl<T: Clone, D: Eq + Clone> CountIndex<T, D> {
 
     /// Live sets per level, levels 2 ..= the largest `n` (entry `i` is level `i + 2`).
     /// The top level is always empty: complete sets are reported, not kept. For a huge
-    /// `n` the list stops above the highest level that has ever held a set.
+    /// `n` the list stops at level 65 or one above the highest level that has held a
+    /// set, whichever is higher.
     pub(crate) fn live_sets(&self) -> Vec<usize> {
         let highest = self.groups.iter().map(|g| g.highest_level()).max();
         let top = self.max_n.min(highest.unwrap_or(0).max(64) + 1);

@@ -35,6 +35,7 @@ pub(crate) enum Lookup {
     #[default]
     Grid,
     /// An R*-tree (`rstar`), queried with the reach's bounding box.
+    #[cfg_attr(not(test), allow(dead_code))] // compared with the grid in tests and benches
     Tree,
 }
 

@@ -154,8 +154,9 @@ impl Rules {
         r.window >= 0 && (!r.distinct || has_distinct)
     }
 
-    /// Are there rules that pairs can serve (n ≥ 2 with a usable window)?
-    pub(super) fn keeps_points(&self) -> Option<i64> {
+    /// The longest window of a rule that pairs can serve (n ≥ 2, window ≥ 0), if any:
+    /// points are kept that long.
+    pub(super) fn max_window(&self) -> Option<i64> {
         self.max_window
     }
 
@@ -263,7 +264,7 @@ mod tests {
         assert_eq!(t.need(5), 0);
         assert_eq!(t.complete(3), 0b10001);
         assert_eq!(t.complete(2), 0b00010);
-        assert_eq!(t.keeps_points(), Some(50));
+        assert_eq!(t.max_window(), Some(50));
         assert_eq!(t.class_windows(), &[10, 20]);
         assert_eq!(t.class_of(0b00001), 0);
         assert_eq!(t.class_of(0b10001), 1);
