@@ -13,14 +13,47 @@ pub(crate) fn distance(space: Space, a: Point, b: Point) -> f64 {
     }
 }
 
+/// The mean earth radius (IUGG R₁, metres), of the sphere used to settle most WGS84
+/// comparisons without a geodesic.
+const EARTH_R: f64 = 6_371_008.771_4;
+/// Bounds on (geodesic distance on the ellipsoid) / (great-circle distance on that
+/// sphere): the ellipsoid's radii of curvature lie between a(1 − e²) and a²/b, so the
+/// true ratio is within [0.99442, 1.00449]; these are wider.
+const RATIO_LO: f64 = 0.993;
+const RATIO_HI: f64 = 1.006;
+/// Absolute margin (metres) for rounding in the spherical estimate.
+const MARGIN_M: f64 = 1e-3;
+
+/// The great-circle distance on the sphere of radius [`EARTH_R`] (metres).
+fn great_circle(a: Point, b: Point) -> f64 {
+    let (sa, ca) = a.y.to_radians().sin_cos();
+    let (sb, cb) = b.y.to_radians().sin_cos();
+    let (sl, cl) = (b.x - a.x).to_radians().sin_cos();
+    // The chord between the two points on the unit sphere, then its arc.
+    let (x, y, z) = (cb * cl - ca, cb * sl, sb - sa);
+    let chord = (x * x + y * y + z * z).sqrt().min(2.0);
+    2.0 * EARTH_R * (chord / 2.0).asin()
+}
+
 /// Is `b` within `max` of `a`? Planar nets compare squared distances (no square root).
+/// WGS84 nets decide with the geodesic distance, computed only when a spherical
+/// estimate (bounded relative to it, see [`RATIO_LO`]) cannot settle the question.
 pub(crate) fn within_distance(space: Space, a: Point, b: Point, max: f64) -> bool {
     match space {
         Space::Planar => {
             let (dx, dy) = (a.x - b.x, a.y - b.y);
             dx * dx + dy * dy <= max * max
         }
-        Space::Wgs84 => distance(space, a, b) <= max,
+        Space::Wgs84 => {
+            let gc = great_circle(a, b);
+            if gc * RATIO_HI + MARGIN_M < max {
+                true
+            } else if gc * RATIO_LO - MARGIN_M > max {
+                false
+            } else {
+                distance(space, a, b) <= max
+            }
+        }
     }
 }
 
@@ -46,6 +79,31 @@ pub(crate) fn norm360(deg: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn wgs84_within_distance_agrees_with_the_geodesic() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand::rngs::SmallRng::seed_from_u64(3);
+        for _ in 0..20_000 {
+            let a = Point {
+                x: rng.random_range(-180.0..180.0),
+                y: rng.random_range(-90.0..90.0),
+            };
+            let b = Point {
+                x: (a.x + rng.random_range(-2.0..2.0) + 540.0) % 360.0 - 180.0,
+                y: (a.y + rng.random_range(-2.0..2.0)).clamp(-90.0, 90.0),
+            };
+            let d = distance(Space::Wgs84, a, b);
+            // Thresholds around the true distance, and far from it.
+            for max in [d * 0.9, d * 0.995, d, d * 1.005, d * 1.1, 1.0, 1e7] {
+                assert_eq!(
+                    within_distance(Space::Wgs84, a, b, max),
+                    d <= max,
+                    "{a:?} {b:?} {max}"
+                );
+            }
+        }
+    }
 
     #[test]
     fn planar_distance_and_bearing() {
