@@ -18,9 +18,15 @@ mod stream;
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let events: u64 = args.first().and_then(|s| s.parse().ok()).unwrap_or(10_000_000);
+    let events: u64 = args
+        .first()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(10_000_000);
     let max_peak: usize = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(5_000);
-    let path = args.get(2).map(String::as_str).unwrap_or("benches/nets/twenty.ron");
+    let path = args
+        .get(2)
+        .map(String::as_str)
+        .unwrap_or("benches/nets/twenty.ron");
     let net = match Net::from_file(path) {
         Ok(net) => net,
         Err(e) => {
@@ -28,7 +34,11 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let names: Vec<&str> = net.attribute_names().into_iter().chain(net.event_types()).collect();
+    let names: Vec<&str> = net
+        .attribute_names()
+        .into_iter()
+        .chain(net.event_types())
+        .collect();
     let parser = LineParser::json(net.space()).with_known_names(names);
     let mut detector = Detector::new(&net);
     let mut gen = stream::Gen::uniform(7);
@@ -55,7 +65,10 @@ fn main() -> ExitCode {
         s.live_tokens, s.peak_live_tokens, s.evicted
     );
     if s.peak_live_tokens > max_peak || s.evicted > 0 {
-        eprintln!("soak: the peak of live tokens {} exceeds {max_peak}", s.peak_live_tokens);
+        eprintln!(
+            "soak: the peak of live tokens {} exceeds {max_peak}",
+            s.peak_live_tokens
+        );
         return ExitCode::from(1);
     }
     ExitCode::SUCCESS
