@@ -45,6 +45,11 @@ pub(crate) fn within_distance(space: Space, a: Point, b: Point, max: f64) -> boo
             dx * dx + dy * dy <= max * max
         }
         Space::Wgs84 => {
+            let valid = |p: Point| p.y.abs() <= 90.0 && p.x.abs() <= 360.0;
+            if !(valid(a) && valid(b) && max.is_finite()) {
+                // Outside the sphere's bounds (never from a checked net or event).
+                return distance(space, a, b) <= max;
+            }
             let gc = great_circle(a, b);
             if gc * RATIO_HI + MARGIN_M < max {
                 true
