@@ -28,12 +28,7 @@ fn lines(n: usize) -> Vec<String> {
 
 fn parser(net: &Net) -> LineParser {
     // As ccpn-run does: events share one copy of each name the net reads.
-    let names: Vec<&str> = net
-        .attribute_names()
-        .into_iter()
-        .chain(net.event_types())
-        .collect();
-    LineParser::json(net.space()).with_known_names(names)
+    LineParser::json(net.space()).with_known_names(net.names_read())
 }
 
 fn events(net: &Net, lines: &[String]) -> Vec<Event> {

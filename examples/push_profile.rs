@@ -25,12 +25,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .and_then(|s| s.parse().ok())
         .unwrap_or(1_000_000);
     // As ccpn-run does: events share one copy of each name the net reads.
-    let names: Vec<&str> = net
-        .attribute_names()
-        .into_iter()
-        .chain(net.event_types())
-        .collect();
-    let parser = LineParser::json(net.space()).with_known_names(names);
+    let parser = LineParser::json(net.space()).with_known_names(net.names_read());
     let mut gen = stream::Gen::uniform(7);
     let events: Vec<_> = (0..n)
         .map(|_| parser.parse(gen.next_json().as_bytes()))

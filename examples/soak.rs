@@ -34,12 +34,7 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let names: Vec<&str> = net
-        .attribute_names()
-        .into_iter()
-        .chain(net.event_types())
-        .collect();
-    let parser = LineParser::json(net.space()).with_known_names(names);
+    let parser = LineParser::json(net.space()).with_known_names(net.names_read());
     let mut detector = Detector::new(&net);
     let mut gen = stream::Gen::uniform(7);
     let mut out = Vec::new();

@@ -203,6 +203,15 @@ impl Net {
         names
     }
 
+    /// Every name the net reads from events: its attribute names (see
+    /// [`Net::attribute_names`]) and its event types. Readers given them
+    /// ([`crate::io::read::LineParser::with_known_names`]) share one copy of each.
+    pub fn names_read(&self) -> Vec<&str> {
+        let mut names = self.attribute_names();
+        names.extend(self.event_types());
+        names
+    }
+
     /// The compiled Petri net in Graphviz `dot` syntax.
     pub fn to_dot(&self) -> String {
         to_dot(&self.petri)

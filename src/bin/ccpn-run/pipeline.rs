@@ -54,12 +54,7 @@ pub(crate) fn run(args: &Args, net: Net) -> io::Result<ExitCode> {
     let space = net.space();
     let reader = {
         let stop = stop.clone();
-        let mut names: Vec<String> = net
-            .attribute_names()
-            .into_iter()
-            .map(str::to_owned)
-            .collect();
-        names.extend(net.event_types().map(str::to_owned));
+        let names: Vec<String> = net.names_read().into_iter().map(str::to_owned).collect();
         let cfg = ReaderConfig {
             names,
             format: args.format,
