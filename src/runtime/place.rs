@@ -213,10 +213,4 @@ impl Place {
             (r, expired + removed)
         })
     }
-
-    /// Every token held (for snapshots of the marking and tests).
-    #[allow(dead_code)]
-    pub(crate) fn tokens(&self) -> impl Iterator<Item = &Token> {
-        self.flat.iter().chain(self.keyed.values().flatten())
-    }
 }

@@ -9,9 +9,6 @@ mod bounds;
 mod direction;
 mod geoline;
 mod metric;
-// Moving zones (`insert`/`remove`/`update`) and `stab_linear` serve issue 3's later
-// steps, the tests and `benches/zones.rs`.
-#[allow(dead_code)]
 mod stab;
 mod zone;
 
@@ -21,6 +18,5 @@ mod tests;
 pub(crate) use direction::{Dir, RelSet};
 pub(crate) use geoline::MAX_SEGMENT_M;
 pub(crate) use metric::{distance, within_distance};
-#[allow(unused_imports)]
 pub(crate) use stab::ZoneIndex;
 pub(crate) use zone::{Shape, Zone};

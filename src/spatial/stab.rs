@@ -201,21 +201,25 @@ impl ZoneIndex {
     }
 
     /// The space the zones are measured in.
+    #[cfg_attr(not(test), allow(dead_code))] // for tests and benches/zones.rs
     pub(crate) fn space(&self) -> Space {
         self.space
     }
 
     /// How many zones the index holds.
+    #[cfg_attr(not(test), allow(dead_code))] // for tests and benches/zones.rs
     pub(crate) fn len(&self) -> usize {
         self.by_id.len()
     }
 
     /// Does the index hold no zone?
+    #[cfg_attr(not(test), allow(dead_code))] // for tests and benches/zones.rs
     pub(crate) fn is_empty(&self) -> bool {
         self.by_id.is_empty()
     }
 
     /// The zone with id `id`.
+    #[cfg_attr(not(test), allow(dead_code))] // for tests and benches/zones.rs
     pub(crate) fn get(&self, id: usize) -> Option<&Zone> {
         let slot = *self.by_id.get(&id)?;
         self.slots.get(slot)?.as_ref().map(|s| &s.zone)
@@ -294,6 +298,7 @@ impl ZoneIndex {
 
     /// What [`stab`](ZoneIndex::stab) returns, by testing every zone: the reference the
     /// tree is checked and measured against.
+    #[cfg_attr(not(test), allow(dead_code))] // for tests and benches/zones.rs
     pub(crate) fn stab_linear(&self, p: Point, out: &mut Vec<usize>) {
         let space = self.space;
         out.clear();
