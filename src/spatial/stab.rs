@@ -200,29 +200,10 @@ impl ZoneIndex {
         index
     }
 
-    /// The space the zones are measured in.
-    #[cfg_attr(not(test), allow(dead_code))] // for tests and benches/zones.rs
-    pub(crate) fn space(&self) -> Space {
-        self.space
-    }
-
     /// How many zones the index holds.
     #[cfg_attr(not(test), allow(dead_code))] // for tests and benches/zones.rs
     pub(crate) fn len(&self) -> usize {
         self.by_id.len()
-    }
-
-    /// Does the index hold no zone?
-    #[cfg_attr(not(test), allow(dead_code))] // for tests and benches/zones.rs
-    pub(crate) fn is_empty(&self) -> bool {
-        self.by_id.is_empty()
-    }
-
-    /// The zone with id `id`.
-    #[cfg_attr(not(test), allow(dead_code))] // for tests and benches/zones.rs
-    pub(crate) fn get(&self, id: usize) -> Option<&Zone> {
-        let slot = *self.by_id.get(&id)?;
-        self.slots.get(slot)?.as_ref().map(|s| &s.zone)
     }
 
     /// Adds `zone` under `id`, replacing (and returning) the zone that had that id.
