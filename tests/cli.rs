@@ -287,6 +287,36 @@ fn dot_output_renders_with_graphviz() {
 }
 
 #[test]
+fn geojson_output_is_one_feature_collection_with_member_points() {
+    let out = bin()
+        .args([
+            root().join("nets/hotspots.ron"),
+            root().join("examples/incidents.csv"),
+        ])
+        .args(["--output", "geojson"])
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON document");
+    assert_eq!(v["type"], "FeatureCollection");
+    let features = v["features"].as_array().expect("features");
+    assert!(!features.is_empty());
+    let first = &features[0];
+    assert_eq!(first["type"], "Feature");
+    assert_eq!(first["properties"]["event"], "hotspot");
+    let parts = first["geometry"]["geometries"]
+        .as_array()
+        .expect("point and members");
+    assert_eq!(parts[0]["type"], "Point");
+    assert_eq!(parts[1]["type"], "MultiPoint");
+    assert_eq!(
+        parts[1]["coordinates"].as_array().map(Vec::len),
+        Some(3),
+        "a set of three"
+    );
+}
+
+#[test]
 fn closed_stdout_ends_quietly() {
     let harbour = root().join("nets/harbour.ron");
     let events = root().join("examples/harbour.jsonl");

@@ -1,4 +1,5 @@
-//! Detections as JSON Lines: `{"event":…,"time":…,"x":…,"y":…,"ids":[…],"seq":…}`.
+//! Detections out: JSON Lines (`{"event":…,"time":…,"x":…,"y":…,"ids":[…],"seq":…}`),
+//! or a GeoJSON FeatureCollection that opens on a map.
 
 use std::io::{self, Write};
 
@@ -45,14 +46,33 @@ impl JsonLines {
     }
 
     fn serialize<S: Serializer>(&self, s: S, d: &Detection) -> Result<S::Ok, S::Error> {
-        let (xn, yn) = self.space.axis_names();
+        serde::Serialize::serialize(
+            &Fields {
+                d,
+                location: Some(self.space.axis_names()),
+            },
+            s,
+        )
+    }
+}
+
+/// A detection's fields as a JSON object; with `location`, its location under those
+/// two names.
+struct Fields<'a> {
+    d: &'a Detection,
+    location: Option<(&'static str, &'static str)>,
+}
+
+impl serde::Serialize for Fields<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let d = self.d;
         let mut m = s.serialize_map(None)?;
         m.serialize_entry("event", &*d.event)?;
         match &d.time_text {
             Some(t) => m.serialize_entry("time", &**t)?,
             None => m.serialize_entry("time", &d.time.as_secs_f64())?,
         }
-        if let Some(p) = d.location {
+        if let (Some(p), Some((xn, yn))) = (d.location, self.location) {
             m.serialize_entry(xn, &p.x)?;
             m.serialize_entry(yn, &p.y)?;
         }
@@ -73,6 +93,91 @@ impl JsonLines {
         }
         m.end()
     }
+}
+
+/// Writes detections as one GeoJSON FeatureCollection, a feature per detection: its
+/// geometry is the occurrence's location, and, when its members were at more than one
+/// place (a counting set, a pair), a GeometryCollection of that point and a MultiPoint
+/// of the members' locations; its properties are the JSON Lines fields.
+///
+/// ```
+/// use ccpn::io::write::GeoJson;
+/// use ccpn::{Detector, Event, Net, Timestamp};
+///
+/// let net = Net::from_ron("n.ron", r#"Net(events: {"a": Atomic(type: "A")}, outputs: ["a"])"#)?;
+/// let mut d = Detector::new(&net);
+/// let found = d.push(Event::new(1, "A", Timestamp::from_secs_f64(2.5).unwrap()).at(1.0, 2.0))?;
+/// let mut out = Vec::new();
+/// let mut geo = GeoJson::new();
+/// geo.write(&mut out, &found[0])?;
+/// geo.finish(&mut out)?;
+/// let v: serde_json::Value = serde_json::from_slice(&out)?;
+/// assert_eq!(v["features"][0]["geometry"]["coordinates"], serde_json::json!([1.0, 2.0]));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone, Copy, Debug, Default)]
+pub struct GeoJson {
+    started: bool,
+}
+
+impl GeoJson {
+    /// A writer that has written nothing yet.
+    pub fn new() -> GeoJson {
+        GeoJson { started: false }
+    }
+
+    /// Writes one detection as a feature (opening the collection first).
+    ///
+    /// # Errors
+    ///
+    /// Any error of `w`.
+    pub fn write(&mut self, w: &mut impl Write, d: &Detection) -> io::Result<()> {
+        w.write_all(if self.started {
+            b",\n"
+        } else {
+            b"{\"type\":\"FeatureCollection\",\"features\":[\n"
+        })?;
+        self.started = true;
+        let feature = serde_json::json!({
+            "type": "Feature",
+            "geometry": geometry(d),
+            "properties": Fields { d, location: None },
+        });
+        serde_json::to_writer(&mut *w, &feature).map_err(io::Error::other)
+    }
+
+    /// Closes the collection (an empty one if nothing was written).
+    ///
+    /// # Errors
+    ///
+    /// Any error of `w`.
+    pub fn finish(&mut self, w: &mut impl Write) -> io::Result<()> {
+        if !self.started {
+            w.write_all(b"{\"type\":\"FeatureCollection\",\"features\":[")?;
+        }
+        self.started = false;
+        w.write_all(b"\n]}\n")
+    }
+}
+
+/// The occurrence's point, with its members' points when they are elsewhere.
+fn geometry(d: &Detection) -> serde_json::Value {
+    let Some(p) = d.location else {
+        return serde_json::Value::Null;
+    };
+    let point = serde_json::json!({"type": "Point", "coordinates": [p.x, p.y]});
+    let members: Vec<[f64; 2]> = d
+        .members()
+        .filter_map(|e| e.location)
+        .map(|q| [q.x, q.y])
+        .collect();
+    if members.iter().all(|q| *q == [p.x, p.y]) {
+        return point;
+    }
+    serde_json::json!({
+        "type": "GeometryCollection",
+        "geometries": [point, {"type": "MultiPoint", "coordinates": members}],
+    })
 }
 
 struct Ids<'a>(&'a Detection);

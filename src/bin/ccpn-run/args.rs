@@ -27,6 +27,10 @@ pub(crate) struct Args {
     #[arg(long, value_enum, default_value_t = FormatArg::Auto)]
     pub(crate) format: FormatArg,
 
+    /// Detections as JSON Lines, or as one GeoJSON FeatureCollection (for a map).
+    #[arg(long, value_enum, default_value_t = OutputArg::Jsonl)]
+    pub(crate) output: OutputArg,
+
     /// Reorder events arriving up to this late (seconds, or "500ms", "2s", "1m").
     #[arg(long, value_name = "D", value_parser = ccpn::parse_duration, default_value = "0")]
     pub(crate) max_delay: i64,
@@ -54,6 +58,13 @@ pub(crate) struct Args {
     /// Longest accepted input line, in bytes.
     #[arg(long, value_name = "BYTES", default_value_t = ccpn::io::read::DEFAULT_MAX_LINE_BYTES)]
     pub(crate) max_line_bytes: usize,
+}
+
+/// `--output`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum OutputArg {
+    Jsonl,
+    Geojson,
 }
 
 /// `--format`.

@@ -14,10 +14,10 @@ use crossbeam_channel::{bounded, Receiver, Sender};
 
 use ccpn::io::read::{is_blank, Format, LineParser, Lines};
 use ccpn::io::reorder::Reorder;
-use ccpn::io::write::JsonLines;
+use ccpn::io::write::{GeoJson, JsonLines};
 use ccpn::{Detection, Detector, DetectorOptions, Event, Net};
 
-use crate::args::{Args, FormatArg};
+use crate::args::{Args, FormatArg, OutputArg};
 
 /// Events (or detections) per channel message.
 const BATCH: usize = 1024;
@@ -69,9 +69,10 @@ pub(crate) fn run(args: &Args, net: Net) -> io::Result<ExitCode> {
     };
     let writer = {
         let stop = stop.clone();
+        let output = args.output;
         thread::Builder::new()
             .name("writer".into())
-            .spawn(move || write_detections(det_rx, space, &stop))?
+            .spawn(move || write_detections(det_rx, space, output, &stop))?
     };
 
     let mut detector = Detector::with_options(
@@ -312,20 +313,28 @@ fn read_events(
     Ok(counts)
 }
 
-/// Writes detections as JSON Lines on stdout.
+/// Writes detections on stdout, as JSON Lines or as a GeoJSON FeatureCollection.
 fn write_detections(
     rx: Receiver<Vec<Detection>>,
     space: ccpn::Space,
+    output: OutputArg,
     stop: &AtomicBool,
 ) -> io::Result<()> {
     let stdout = io::stdout();
     let mut out = BufWriter::with_capacity(1 << 16, stdout.lock());
-    let w = JsonLines::new(space);
+    let lines = JsonLines::new(space);
+    let mut geo = GeoJson::new();
     let result = (|| {
         for batch in rx.iter() {
             for d in &batch {
-                w.write(&mut out, d)?;
+                match output {
+                    OutputArg::Jsonl => lines.write(&mut out, d)?,
+                    OutputArg::Geojson => geo.write(&mut out, d)?,
+                }
             }
+        }
+        if output == OutputArg::Geojson {
+            geo.finish(&mut out)?;
         }
         out.flush()
     })();
