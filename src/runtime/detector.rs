@@ -23,6 +23,10 @@ pub struct DetectorOptions {
     /// When reached, new sets are not kept, [`Stats::refused_sets`] counts them, and
     /// matches that would have grown from them are missed.
     pub max_sets: usize,
+    /// Find the zones containing an occurrence through the zone R*-tree (`true`, the
+    /// default) or by testing every zone of the `Within` operators that read it
+    /// (`false`: for comparison, as a rule engine without a spatial index would).
+    pub zone_index: bool,
 }
 
 impl Default for DetectorOptions {
@@ -30,6 +34,7 @@ impl Default for DetectorOptions {
         DetectorOptions {
             max_tokens: 1_000_000,
             max_sets: 1_000_000,
+            zone_index: true,
         }
     }
 }
@@ -127,7 +132,14 @@ impl Detector {
     /// A detector for `net` with the given limits.
     pub fn with_options(net: &Net, options: DetectorOptions) -> Detector {
         let net = Arc::new(net.clone());
-        let units = net.program.units.clone();
+        let mut units = net.program.units.clone();
+        if !options.zone_index {
+            for u in &mut units {
+                if let Unit::Stab(stab) = u {
+                    stab.scan_linearly();
+                }
+            }
+        }
         let n = units.len();
         let space = net.model.space;
         let counts = net

@@ -279,7 +279,6 @@ impl ZoneIndex {
 
     /// What [`stab`](ZoneIndex::stab) returns, by testing every zone: the reference the
     /// tree is checked and measured against.
-    #[cfg_attr(not(test), allow(dead_code))] // for tests and benches/zones.rs
     pub(crate) fn stab_linear(&self, p: Point, out: &mut Vec<usize>) {
         let space = self.space;
         out.clear();

@@ -55,6 +55,11 @@ pub(crate) struct Args {
     #[arg(long, value_name = "N", default_value_t = 1_000_000)]
     pub(crate) max_sets: usize,
 
+    /// Test every zone of every `Within` instead of stabbing the zone R*-tree (to
+    /// compare; the detections are the same).
+    #[arg(long)]
+    pub(crate) no_zone_index: bool,
+
     /// Longest accepted input line, in bytes.
     #[arg(long, value_name = "BYTES", default_value_t = ccpn::io::read::DEFAULT_MAX_LINE_BYTES)]
     pub(crate) max_line_bytes: usize,

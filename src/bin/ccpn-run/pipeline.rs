@@ -80,6 +80,7 @@ pub(crate) fn run(args: &Args, net: Net) -> io::Result<ExitCode> {
         DetectorOptions {
             max_tokens: args.max_tokens,
             max_sets: args.max_sets,
+            zone_index: !args.no_zone_index,
         },
     );
     let outputs: Vec<String> = net.outputs().map(str::to_owned).collect();

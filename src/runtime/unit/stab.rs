@@ -16,6 +16,8 @@ pub(crate) struct Stab {
     by_zone: Vec<Vec<usize>>,
     /// The `Within` components of the group (model node ids), in topological order.
     nodes: Vec<usize>,
+    /// Test every zone instead of stabbing the tree (for comparison).
+    linear: bool,
     /// Scratch: zones hit, the first zone hit of each member, the members hit.
     hits: Vec<usize>,
     first: Vec<Option<ZoneId>>,
@@ -46,10 +48,16 @@ impl Stab {
             index,
             by_zone,
             nodes: members.into_iter().map(|(node, _)| node).collect(),
+            linear: false,
             hits: Vec::new(),
             first: vec![None; n],
             touched: Vec::new(),
         }
+    }
+
+    /// Tests every zone for each occurrence instead of stabbing the tree.
+    pub(crate) fn scan_linearly(&mut self) {
+        self.linear = true;
     }
 
     /// Replaces zone `z` (a moving zone re-centred or turned).
@@ -60,7 +68,11 @@ impl Stab {
     pub(crate) fn fire(&mut self, tok: &Token, cx: &mut Cx<'_>) {
         let Some(p) = tok.term.location else { return };
         self.hits.clear();
-        self.index.stab(p, &mut self.hits);
+        if self.linear {
+            self.index.stab_linear(p, &mut self.hits);
+        } else {
+            self.index.stab(p, &mut self.hits);
+        }
         if self.hits.is_empty() {
             return;
         }
