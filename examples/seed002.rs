@@ -22,7 +22,6 @@ use ccpn::io::read::LineParser;
 use ccpn::{Detector, DetectorOptions, Event, Net};
 
 #[path = "common/targets.rs"]
-#[allow(dead_code)]
 mod targets;
 
 /// Table 2: rules, and the shares of radar, sonar and plot-dist rules.
