@@ -192,3 +192,65 @@ fn within_reports_its_zone_and_dist_its_distance() {
         ref other => panic!("{other:?}"),
     }
 }
+
+/// `Dist` on WGS84 files initiators in cells on the sphere: every pair within the
+/// distance is found, across the antimeridian and around the poles, as a scan finds it.
+#[test]
+fn wgs84_dist_finds_exactly_the_pairs_a_scan_finds() {
+    use geo::{Distance, Geodesic, Point as GeoPoint};
+    use rand::{Rng, SeedableRng};
+    let n = Net::from_ron(
+        "d.ron",
+        r#"Net(space: Wgs84, events: { "p": Atomic(type: "P"),
+            "near": Dist(a: "p", b: "p", max: 5000.0, within: 1000.0, context: Unrestricted) },
+            outputs: ["near"])"#,
+    )
+    .expect("net");
+    let mut rng = rand::rngs::SmallRng::seed_from_u64(9);
+    // Clusters at the antimeridian, near both poles and at mid-latitude.
+    let centres = [
+        (179.99, 0.0),
+        (-179.99, 10.0),
+        (0.0, 89.97),
+        (120.0, -89.97),
+        (10.0, 45.0),
+    ];
+    let mut points = Vec::new();
+    for i in 0..600 {
+        let (lon, lat) = centres[i % centres.len()];
+        let lat = (lat + rng.random_range(-0.05..0.05f64)).clamp(-90.0, 90.0);
+        let lon = (lon + rng.random_range(-0.1..0.1f64) + 540.0) % 360.0 - 180.0;
+        points.push((lon, lat));
+    }
+    let mut d = Detector::new(&n);
+    let mut got = std::collections::BTreeSet::new();
+    for (i, &(lon, lat)) in points.iter().enumerate() {
+        for det in d
+            .push(Event::new(i as i64, "P", t(i as f64)).at(lon, lat))
+            .expect("in order")
+        {
+            let ids: Vec<i64> = det
+                .ids()
+                .map(|id| match id {
+                    ccpn::Id::Int(v) => *v,
+                    other => panic!("{other:?}"),
+                })
+                .collect();
+            got.insert(ids);
+        }
+    }
+    let mut want = std::collections::BTreeSet::new();
+    for j in 0..points.len() {
+        for i in 0..j {
+            let (a, b) = (
+                GeoPoint::new(points[i].0, points[i].1),
+                GeoPoint::new(points[j].0, points[j].1),
+            );
+            if Geodesic.distance(a, b) <= 5000.0 {
+                want.insert(vec![i as i64, j as i64]);
+            }
+        }
+    }
+    assert!(want.len() > 1000, "{} pairs", want.len());
+    assert_eq!(got, want);
+}

@@ -1,17 +1,26 @@
-//! Grid places: a place split into square cells as wide as a `Dist` operator's
-//! maximum distance, so a terminator looks for initiators only in the 3 × 3 cells
-//! around it instead of scanning every waiting token.
+//! Grid places: a place split into cells as wide as a `Dist` operator's maximum
+//! distance, so a terminator looks for initiators only in the cells around it instead
+//! of scanning every waiting token. Planar points are filed by (x, y) in squares;
+//! WGS84 points by their position on a sphere of the earth's mean radius, in cubes
+//! wide enough that a pair within the geodesic distance is never two cells apart (so
+//! there is no seam at ±180° and nothing special at the poles).
 
 use rustc_hash::FxHashMap;
 use smallvec::SmallVec;
 
 use super::place::{Budget, Place};
 use super::token::{KeyVal, Token};
-use crate::event::{Point, Timestamp};
+use crate::event::{Point, Space, Timestamp};
 use crate::model::{Attr, Context};
 
 /// A cell's coordinates.
-type Cell = (i64, i64);
+type Cell = (i64, i64, i64);
+
+/// The sphere on which WGS84 points are filed (IUGG mean radius, metres).
+const EARTH_R: f64 = 6_371_008.771_4;
+/// A chord on that sphere is at most the great-circle distance, which is at most the
+/// geodesic distance divided by 0.99442; cubes are this much wider than `max`.
+const WGS84_WIDEN: f64 = 1.0 / 0.993;
 
 /// A candidate initiator: its cell, its position in the cell's bucket, its serial.
 type Candidate = (Cell, usize, u64);
@@ -19,6 +28,7 @@ type Candidate = (Cell, usize, u64);
 /// Tokens waiting for a distance condition, filed by cell (and by key within a cell).
 #[derive(Clone, Debug)]
 pub(crate) struct GridPlace {
+    space: Space,
     side: f64,
     key: Option<Attr>,
     window: Option<i64>,
@@ -27,15 +37,20 @@ pub(crate) struct GridPlace {
 }
 
 impl GridPlace {
-    /// A grid for pairs at most `max` apart (planar units).
-    pub(crate) fn new(max: f64, key: Option<Attr>, window: Option<i64>) -> GridPlace {
-        // A little wider than `max`, so that rounding never puts a pair two cells apart.
+    /// A grid for pairs at most `max` apart (planar units, or metres on WGS84).
+    pub(crate) fn new(space: Space, max: f64, key: Option<Attr>, window: Option<i64>) -> GridPlace {
+        let widen = match space {
+            Space::Planar => 1.0,
+            Space::Wgs84 => WGS84_WIDEN,
+        };
+        // A little wider still, so that rounding never puts a pair two cells apart.
         let side = if max > 0.0 && max.is_finite() {
-            max * (1.0 + 1e-9)
+            max * widen * (1.0 + 1e-9) + 1e-6
         } else {
-            1e-9
+            1e-6
         };
         GridPlace {
+            space,
             side,
             key,
             window,
@@ -45,10 +60,19 @@ impl GridPlace {
     }
 
     fn cell(&self, p: Point) -> Cell {
-        (
-            (p.x / self.side).floor() as i64,
-            (p.y / self.side).floor() as i64,
-        )
+        let at = |v: f64| (v / self.side).floor() as i64;
+        match self.space {
+            Space::Planar => (at(p.x), at(p.y), 0),
+            Space::Wgs84 => {
+                let (sin_lat, cos_lat) = p.y.to_radians().sin_cos();
+                let (sin_lon, cos_lon) = p.x.to_radians().sin_cos();
+                (
+                    at(EARTH_R * cos_lat * cos_lon),
+                    at(EARTH_R * cos_lat * sin_lon),
+                    at(EARTH_R * sin_lat),
+                )
+            }
+        }
     }
 
     /// The cells' places (for statistics).
@@ -89,7 +113,7 @@ impl GridPlace {
         });
     }
 
-    /// Chooses initiators for `y` among the tokens of the 3 × 3 cells around it that
+    /// Chooses initiators for `y` among the tokens of the cells around it that
     /// pass `eligible`, per `ctx` (as [`super::bind::bind`] does in one bucket), calls
     /// `fire` with each chosen group (one initiator, or all of them for `Cumulative`),
     /// and removes them when the context consumes. Returns whether anything fired.
@@ -113,11 +137,18 @@ impl GridPlace {
         let Some(p) = y.term.location else {
             return false;
         };
-        let (cx, cy) = self.cell(p);
+        let (cx, cy, cz) = self.cell(p);
+        let depth = if self.space == Space::Planar { 0 } else { 1 };
         let mut found: SmallVec<[Candidate; 8]> = SmallVec::new();
-        for dx in -1..=1 {
-            for dy in -1..=1 {
-                let cell = (cx.saturating_add(dx), cy.saturating_add(dy));
+        for (dx, dy, dz) in (-1..=1).flat_map(|dx| {
+            (-1..=1).flat_map(move |dy| (-depth..=depth).map(move |dz| (dx, dy, dz)))
+        }) {
+            {
+                let cell = (
+                    cx.saturating_add(dx),
+                    cy.saturating_add(dy),
+                    cz.saturating_add(dz),
+                );
                 let Some(place) = self.cells.get_mut(&cell) else {
                     continue;
                 };

@@ -57,9 +57,9 @@ enum Side {
 
 impl Pair {
     pub(crate) fn new(kind: PairKind, opts: PairOpts, same: bool, space: Space) -> Pair {
-        let place = || match (&kind, space) {
-            (PairKind::Dist { max }, Space::Planar) => {
-                Store::Grid(GridPlace::new(*max, opts.key.clone(), opts.window))
+        let place = || match &kind {
+            PairKind::Dist { max } => {
+                Store::Grid(GridPlace::new(space, *max, opts.key.clone(), opts.window))
             }
             _ => Store::Flat(Place::new(opts.key.clone(), opts.window)),
         };
