@@ -195,6 +195,60 @@ fn bad_and_late_lines_are_reported_counted_and_the_run_goes_on() {
     assert!(o.contains("\"ids\":[1,3]"), "{o}");
 }
 
+/// A corpus of 54 kinds of bad lines (not JSON, wrong types, missing and duplicate
+/// fields, out-of-range and overflowing numbers, deep nesting, an over-long line,
+/// invalid UTF-8): every line is reported with its number and counted; none panics.
+#[test]
+fn every_bad_line_of_the_corpus_is_reported_and_counted() {
+    let corpus = root().join("tests/corpus/bad_lines.jsonl");
+    for format in ["auto", "jsonl"] {
+        let out = bin()
+            .args([net("unbounded.ron"), corpus.clone()])
+            .args(["--format", format, "--stats"])
+            .output()
+            .expect("run");
+        assert_eq!(out.status.code(), Some(0), "{format}");
+        let err = text(&out.stderr);
+        assert!(!err.contains("panicked"), "{err}");
+        for line in 1..=54 {
+            assert!(
+                err.contains(&format!("line {line}: rejected: ")),
+                "{format}: line {line} in:\n{err}"
+            );
+        }
+        let s = stats(&out);
+        assert_eq!(
+            (s["read"].as_u64(), s["rejected"].as_u64()),
+            (Some(54), Some(54)),
+            "{format}"
+        );
+        assert_eq!(
+            (s["processed"].as_u64(), s["late"].as_u64()),
+            (Some(0), Some(0)),
+            "{format}"
+        );
+    }
+}
+
+#[test]
+fn a_garbage_first_line_does_not_decide_the_format() {
+    let n = seq_net();
+    let input =
+        "garbage\n{\"id\":1,\"type\":\"A\",\"time\":0}\n{\"id\":2,\"type\":\"B\",\"time\":1}\n";
+    let out = run(&[n.path(), "--stats"], input);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(text(&out.stdout).contains("\"ids\":[1,2]"));
+    let s = stats(&out);
+    assert_eq!(
+        (
+            s["read"].as_u64(),
+            s["processed"].as_u64(),
+            s["rejected"].as_u64()
+        ),
+        (Some(3), Some(2), Some(1))
+    );
+}
+
 #[test]
 fn strict_stops_at_the_first_bad_line() {
     let n = seq_net();

@@ -245,10 +245,15 @@ fn read_events(
                             parser = Some(p.with_known_names(cfg.names.iter().map(String::as_str)))
                         }
                         Err(e) => {
-                            writeln!(err, "ccpn-run: line {no}: bad CSV header: {e}")?;
-                            err.flush()?;
-                            counts.stopped = true;
-                            break;
+                            // Neither an event nor a usable header: the line is rejected
+                            // and the next one is tried as the start of the input.
+                            counts.read += 1;
+                            counts.rejected += 1;
+                            writeln!(err, "ccpn-run: line {no}: rejected: not a JSON event nor a CSV header: {e}")?;
+                            if cfg.strict {
+                                counts.stopped = true;
+                                break;
+                            }
                         }
                     }
                     continue;
