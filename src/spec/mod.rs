@@ -51,7 +51,7 @@ pub(crate) type Xy = (f64, f64);
 ///
 /// See `model/zones.rs` for what each means and the limits that apply.
 #[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(rename = "Zone", deny_unknown_fields)]
 pub(crate) enum ZoneSpec {
     /// A polygon without holes: its exterior ring (closing it is optional).
     Polygon(Vec<Xy>),
@@ -159,7 +159,7 @@ pub(crate) enum RelSpec {
 
 /// One entry of `events`: an operator with named fields.
 #[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(rename = "Operator", deny_unknown_fields)]
 pub(crate) enum OpSpec {
     Atomic {
         #[serde(rename = "type")]
