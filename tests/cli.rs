@@ -370,6 +370,62 @@ fn geojson_output_is_one_feature_collection_with_member_points() {
     );
 }
 
+/// The reader reports bad lines on stderr while the detector warns there about
+/// evictions: neither may wait on the other (a regression: the reader used to hold
+/// the stderr lock for the whole run).
+#[test]
+fn warnings_and_bad_line_reports_interleave_without_deadlock() {
+    let mut input = String::new();
+    for i in 0..60_000u32 {
+        if i % 50 == 0 {
+            input.push_str("not json\n");
+        } else {
+            input.push_str(&format!(
+                "{{\"id\":{i},\"type\":\"A\",\"time\":{}}}\n",
+                i / 10
+            ));
+        }
+    }
+    let n = seq_net();
+    let mut child = bin()
+        .args([n.path(), "--max-tokens", "5", "--stats"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let feeder = std::thread::spawn(move || {
+        let _ = stdin.write_all(input.as_bytes());
+    });
+    let mut stderr = child.stderr.take().expect("stderr");
+    let drain = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = stderr.read_to_string(&mut s);
+        s
+    });
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            break status;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("ccpn-run did not finish in 60 s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    feeder.join().expect("feeder");
+    let err = drain.join().expect("stderr");
+    assert_eq!(status.code(), Some(0));
+    assert!(
+        err.contains("--max-tokens 5 reached"),
+        "{}",
+        &err[..err.len().min(500)]
+    );
+    assert!(err.contains("line 1: rejected"));
+}
+
 #[test]
 fn closed_stdout_ends_quietly() {
     let harbour = root().join("nets/harbour.ron");

@@ -203,8 +203,9 @@ fn read_events(
     };
     let mut reorder: Reorder<Event> = Reorder::new(cfg.max_delay);
     let mut batch = Vec::with_capacity(BATCH);
-    let stderr = io::stderr();
-    let mut err = BufWriter::new(stderr.lock());
+    // Not a held lock: the detector thread writes warnings to stderr too, and must
+    // never wait on this thread while this thread waits on it.
+    let mut err = BufWriter::new(io::stderr());
     let flush = |batch: &mut Vec<Event>| -> bool {
         if batch.is_empty() {
             return true;
