@@ -376,7 +376,7 @@ fn geojson_output_is_one_feature_collection_with_member_points() {
 #[test]
 fn warnings_and_bad_line_reports_interleave_without_deadlock() {
     let mut input = String::new();
-    for i in 0..60_000u32 {
+    for i in 0..200_000u32 {
         if i % 50 == 0 {
             input.push_str("not json\n");
         } else {
