@@ -205,12 +205,15 @@ impl Detector {
         self.now = event.time;
         self.processed += 1;
         let step = self.next_step();
-        let Some(atomics) = self.net.program.by_type.get(&*event.kind) else {
+        let net = Arc::clone(&self.net);
+        let Some(atomics) = net.program.by_type.get(&*event.kind) else {
             return Ok(());
         };
-        let tok = Token::atomic(step, Arc::new(Term::new(event, &self.net.model.key_attrs)));
+        let tok = Token::atomic(step, Arc::new(Term::new(event, &net.model.key_attrs)));
+        // The atomic components read the type's source place first: fire them here
+        // rather than through the step's inbox (their consumers all come later).
         for &id in atomics {
-            deliver(&mut self.inbox, &mut self.dirty, id, 0, tok.clone());
+            self.fire(id, step, |u, cx| u.fire(0, &tok, cx));
         }
         self.run_step(step, out);
         Ok(())
