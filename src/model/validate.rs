@@ -500,19 +500,6 @@ impl<'a> Validator<'a> {
                     return None;
                 }
                 let ids = ids?;
-                if matches!(
-                    opts,
-                    Some(PairOpts {
-                        context: Context::Continuous | Context::Unrestricted,
-                        ..
-                    })
-                ) {
-                    let msg = format!(
-                        "`{name}`: `Any` takes the Recent, Chronicle or Cumulative context"
-                    );
-                    self.error(&[name], msg);
-                    return None;
-                }
                 Some(Op::Any {
                     m: *m as usize,
                     of: ids,

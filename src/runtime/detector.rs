@@ -73,6 +73,9 @@ pub struct Stats {
     pub live_sets: Vec<usize>,
     /// Partial sets not kept because [`DetectorOptions::max_sets`] was reached.
     pub refused_sets: u64,
+    /// Firings not made because one occurrence completed more than 100,000 sets of an
+    /// `Any` in the `Unrestricted` or `Continuous` context.
+    pub truncated_firings: u64,
 }
 
 /// Detects the output events of a net in a stream of atomic events.
@@ -264,6 +267,7 @@ impl Detector {
             timers: self.timers.len(),
             live_sets,
             refused_sets,
+            truncated_firings: self.budget.truncated,
         }
     }
 

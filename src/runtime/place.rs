@@ -16,6 +16,8 @@ pub(crate) struct Budget {
     pub(crate) cap: usize,
     /// Tokens evicted (or refused) because the cap was reached.
     pub(crate) evicted: u64,
+    /// Firings not made because one terminator had more than `Any`'s set cap.
+    pub(crate) truncated: u64,
 }
 
 impl Budget {
@@ -25,6 +27,7 @@ impl Budget {
             peak: 0,
             cap,
             evicted: 0,
+            truncated: 0,
         }
     }
 

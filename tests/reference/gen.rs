@@ -151,7 +151,7 @@ const ALL_CTX: [Ctx; 5] = [
     Ctx::Cumulative,
     Ctx::Unrestricted,
 ];
-const ANY_CTX: [Ctx; 3] = [Ctx::Recent, Ctx::Chronicle, Ctx::Cumulative];
+const ANY_CTX: [Ctx; 5] = ALL_CTX;
 
 fn gen_rels(ch: &mut Choices) -> Vec<Rel> {
     let n = 1 + ch.pick(3);

@@ -1385,6 +1385,81 @@ impl Reference {
                     }
                 }
                 keyed.sort_by_key(|k| k.0);
+                // Unrestricted / Continuous: every set of one occurrence of each of m-1
+                // different other operands (pairwise distinct), operands in role
+                // order, the first varying slowest, occurrences oldest first.
+                if matches!(opts.ctx, Ctx::Unrestricted | Ctx::Continuous) {
+                    let mut lists: Vec<(usize, Vec<(usize, usize)>)> = Vec::new(); // (role, [(node, idx)])
+                    for r in 0..of.len() {
+                        if r == role {
+                            continue;
+                        }
+                        let mut v: Vec<((usize, usize, usize), usize, usize)> =
+                            keyed.iter().filter(|k| k.0 .1 == r).cloned().collect();
+                        v.sort_by_key(|k| k.0);
+                        if !v.is_empty() {
+                            lists.push((r, v.into_iter().map(|k| (k.1, k.2)).collect()));
+                        }
+                    }
+                    let mut sets: Vec<Vec<(usize, usize)>> = Vec::new();
+                    let mut combos: Vec<Vec<usize>> = Vec::new();
+                    fn choose(
+                        n: usize,
+                        k: usize,
+                        from: usize,
+                        cur: &mut Vec<usize>,
+                        out: &mut Vec<Vec<usize>>,
+                    ) {
+                        if cur.len() == k {
+                            out.push(cur.clone());
+                            return;
+                        }
+                        for i in from..n {
+                            cur.push(i);
+                            choose(n, k, i + 1, cur, out);
+                            cur.pop();
+                        }
+                    }
+                    choose(lists.len(), m - 1, 0, &mut Vec::new(), &mut combos);
+                    for combo in combos {
+                        let mut partial: Vec<Vec<(usize, usize)>> = vec![Vec::new()];
+                        for &li in &combo {
+                            let mut next = Vec::new();
+                            for p in &partial {
+                                for &(node, i) in &lists[li].1 {
+                                    let x = &self.hist[node][i];
+                                    let ok = opts.distinct.as_ref().is_none_or(|d| {
+                                        p.iter().all(|&(pn, pi)| {
+                                            attr(&self.hist[pn][pi].attrs, d) != attr(&x.attrs, d)
+                                        })
+                                    });
+                                    if ok {
+                                        let mut q = p.clone();
+                                        q.push((node, i));
+                                        next.push(q);
+                                    }
+                                }
+                            }
+                            partial = next;
+                        }
+                        sets.extend(partial);
+                    }
+                    for set in &sets {
+                        let parts: Vec<&Occ> =
+                            set.iter().map(|&(node, i)| &self.hist[node][i]).collect();
+                        out.push(Draft::merge(&parts, &y));
+                    }
+                    if opts.ctx == Ctx::Continuous && !sets.is_empty() {
+                        let st = &mut self.state[n];
+                        for set in &sets {
+                            for &(node, i) in set {
+                                st.consumed.insert((node, i));
+                            }
+                        }
+                        st.consumed.insert((ynode, yi));
+                    }
+                    continue;
+                }
                 if opts.ctx == Ctx::Recent {
                     keyed.reverse();
                 }

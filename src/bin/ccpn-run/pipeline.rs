@@ -132,6 +132,12 @@ pub(crate) fn run(args: &Args, net: Net) -> io::Result<ExitCode> {
         }
     }
     let stats = detector.stats();
+    if stats.truncated_firings > 0 {
+        eprintln!(
+            "ccpn-run: warning: {} firings of Any (Unrestricted or Continuous) not made: more than 100,000 sets for one occurrence",
+            stats.truncated_firings
+        );
+    }
     if stats.refused_sets > 0 {
         eprintln!(
             "ccpn-run: warning: {} partial counting sets refused by --max-sets {}: matches growing from them were missed",
@@ -165,6 +171,7 @@ pub(crate) fn run(args: &Args, net: Net) -> io::Result<ExitCode> {
             "evicted": stats.evicted,
             "live_sets": stats.live_sets,
             "refused_sets": stats.refused_sets,
+            "truncated_firings": stats.truncated_firings,
         });
         eprintln!("{summary}");
     }

@@ -7,6 +7,9 @@ use crate::model::{Context, PairOpts};
 
 use smallvec::SmallVec;
 
+/// The most sets one terminator fires in the `Unrestricted` and `Continuous` contexts.
+pub(crate) const MAX_SETS: usize = 100_000;
+
 /// Candidate initiators: (operand, position in its bucket, serial).
 type Cands = SmallVec<[(usize, usize, u64); 8]>;
 
@@ -81,22 +84,40 @@ impl Any {
                     ),
                 }
             }
-            let chosen = self.choose(key, cands);
-            if !chosen.is_empty() {
-                let merged = {
-                    let xs: SmallVec<[&Token; 8]> = chosen
-                        .iter()
-                        .map(|&(j, i, _)| self.token(key, j, i))
-                        .collect();
-                    Token::merge(&xs, y)
-                };
-                cx.emit(merged);
-                if ctx.consumes() {
+            if matches!(ctx, Context::Unrestricted | Context::Continuous) {
+                let sets = self.sets(key, &cands, cx);
+                for set in &sets {
+                    let xs: SmallVec<[&Token; 8]> =
+                        set.iter().map(|&(j, i)| self.token(key, j, i)).collect();
+                    cx.out.push(Token::merge(&xs, y));
+                }
+                if ctx == Context::Continuous && !sets.is_empty() {
                     consumed = true;
-                    let mut by_place = chosen;
-                    by_place.sort_unstable_by(|a, b| (a.0, b.1).cmp(&(b.0, a.1)));
-                    for (j, i, _) in by_place {
+                    let mut used: Vec<(usize, usize)> = sets.into_iter().flatten().collect();
+                    used.sort_unstable_by(|a, b| (a.0, b.1).cmp(&(b.0, a.1)));
+                    used.dedup();
+                    for (j, i) in used {
                         self.places[j].with_bucket(key, cx.budget, |b| (b.remove(i), 1));
+                    }
+                }
+            } else {
+                let chosen = self.choose(key, cands);
+                if !chosen.is_empty() {
+                    let merged = {
+                        let xs: SmallVec<[&Token; 8]> = chosen
+                            .iter()
+                            .map(|&(j, i, _)| self.token(key, j, i))
+                            .collect();
+                        Token::merge(&xs, y)
+                    };
+                    cx.emit(merged);
+                    if ctx.consumes() {
+                        consumed = true;
+                        let mut by_place = chosen;
+                        by_place.sort_unstable_by(|a, b| (a.0, b.1).cmp(&(b.0, a.1)));
+                        for (j, i, _) in by_place {
+                            self.places[j].with_bucket(key, cx.budget, |b| (b.remove(i), 1));
+                        }
                     }
                 }
             }
@@ -106,6 +127,90 @@ impl Any {
             self.arrivals += 1;
             stored.serial = self.arrivals;
             self.places[role].push(key, stored, cx.now, cx.budget);
+        }
+    }
+
+    /// `Unrestricted` and `Continuous`: every set of one eligible occurrence from each of
+    /// m-1 different other operands (pairwise distinct with `distinct`), operands in
+    /// arc order and, within one, oldest first, the first operand varying slowest. At
+    /// most [`MAX_SETS`] per terminator; beyond, the rest are counted, not fired.
+    fn sets(
+        &self,
+        key: Option<&super::super::token::KeyVal>,
+        cands: &Cands,
+        cx: &mut Cx<'_>,
+    ) -> Vec<SmallVec<[(usize, usize); 8]>> {
+        // Candidates per operand, in arc order, oldest first (as gathered).
+        let mut lists: Vec<(usize, Vec<usize>)> = Vec::new();
+        for &(j, i, _) in cands {
+            match lists.last_mut() {
+                Some((lj, v)) if *lj == j => v.push(i),
+                _ => lists.push((j, vec![i])),
+            }
+        }
+        let need = self.m - 1;
+        let mut out = Vec::new();
+        let mut roles: Vec<usize> = Vec::with_capacity(need);
+        let mut picked: SmallVec<[(usize, usize); 8]> = SmallVec::new();
+        self.combine(key, &lists, need, 0, &mut roles, &mut picked, &mut out, cx);
+        out
+    }
+
+    /// Chooses `need` more operands from `lists[from..]`, then their occurrences.
+    #[allow(clippy::too_many_arguments)]
+    fn combine(
+        &self,
+        key: Option<&super::super::token::KeyVal>,
+        lists: &[(usize, Vec<usize>)],
+        need: usize,
+        from: usize,
+        roles: &mut Vec<usize>,
+        picked: &mut SmallVec<[(usize, usize); 8]>,
+        out: &mut Vec<SmallVec<[(usize, usize); 8]>>,
+        cx: &mut Cx<'_>,
+    ) {
+        if roles.len() == need {
+            self.product(key, lists, roles, 0, picked, out, cx);
+            return;
+        }
+        for r in from..lists.len() {
+            roles.push(r);
+            self.combine(key, lists, need, r + 1, roles, picked, out, cx);
+            roles.pop();
+        }
+    }
+
+    /// One occurrence of each chosen operand, the first varying slowest.
+    #[allow(clippy::too_many_arguments)]
+    fn product(
+        &self,
+        key: Option<&super::super::token::KeyVal>,
+        lists: &[(usize, Vec<usize>)],
+        roles: &[usize],
+        depth: usize,
+        picked: &mut SmallVec<[(usize, usize); 8]>,
+        out: &mut Vec<SmallVec<[(usize, usize); 8]>>,
+        cx: &mut Cx<'_>,
+    ) {
+        if depth == roles.len() {
+            if out.len() < MAX_SETS {
+                out.push(picked.clone());
+            } else {
+                cx.budget.truncated += 1;
+            }
+            return;
+        }
+        let (j, ref idx) = lists[roles[depth]];
+        for &i in idx {
+            let x = self.token(key, j, i);
+            if picked
+                .iter()
+                .all(|&(pj, pi)| distinct_ok(&self.opts, self.token(key, pj, pi), x))
+            {
+                picked.push((j, i));
+                self.product(key, lists, roles, depth + 1, picked, out, cx);
+                picked.pop();
+            }
         }
     }
 
