@@ -116,6 +116,15 @@ impl<'a> Validator<'a> {
         self.problems.extend(problems);
     }
 
+    /// Warns that an interval operator keyed without a window keeps an open interval
+    /// for every key value until its end comes.
+    fn warn_open_intervals(&mut self, name: &str) {
+        let msg = format!(
+            "`{name}` has no `within`: an open interval per key value waits until its end comes"
+        );
+        self.warn(&[name], msg);
+    }
+
     /// Is zone `name` anchored to a tracked object?
     fn moves(&self, name: &str) -> bool {
         matches!(
@@ -671,6 +680,8 @@ impl<'a> Validator<'a> {
                         "`{name}` has no `within`: the occurrences it accumulates wait until an end comes"
                     );
                     self.warn(&[name], msg);
+                } else if window.is_none() && key.is_some() {
+                    self.warn_open_intervals(name);
                 }
                 Some(Op::Interval {
                     kind,
@@ -707,6 +718,9 @@ impl<'a> Validator<'a> {
                 } else {
                     IntervalKind::PStar { period }
                 };
+                if window.is_none() && key.is_some() {
+                    self.warn_open_intervals(name);
+                }
                 Some(Op::Interval {
                     kind,
                     start: s?,
@@ -725,6 +739,12 @@ impl<'a> Validator<'a> {
                         format!("`{name}`: `k` must be between 1 and {MAX_ARITY}, got {k}"),
                     );
                     return None;
+                }
+                if window.is_none() && key.is_some() && *k > 1 {
+                    let msg = format!(
+                        "`{name}` has no `within`: each key value's pending occurrences wait until the k-th comes"
+                    );
+                    self.warn(&[name], msg);
                 }
                 Some(Op::Times {
                     k: *k as usize,
