@@ -121,23 +121,15 @@ impl Place {
         now: Timestamp,
         budget: &mut Budget,
     ) {
-        let horizon = self.window.map(|w| now.saturating_add(-w));
-        if let (Some(w), Some(horizon)) = (self.window, horizon) {
-            if now >= self.next_sweep {
-                self.next_sweep = now.saturating_add(w.max(1_000_000));
-                self.remove_all_where(budget, |t| t.start < horizon);
-            }
-        }
+        let horizon = self.sweep(now, budget);
         let b = match k {
             None => &mut self.flat,
             Some(k) => self.keyed.entry(k.clone()).or_default(),
         };
         if let Some(horizon) = horizon {
-            while b.front().is_some_and(|t| t.start < horizon) {
-                b.pop_front();
-                self.len -= 1;
-                budget.live -= 1;
-            }
+            let expired = pop_expired(b, horizon);
+            self.len -= expired;
+            budget.live -= expired;
         }
         if budget.live >= budget.cap {
             budget.evicted += 1;
@@ -187,6 +179,19 @@ impl Place {
         budget.live -= removed;
     }
 
+    /// The horizon of the window at `now` (tokens starting before it can no longer
+    /// take part), after sweeping every bucket if a window has passed since the last
+    /// sweep; `None` for a place without a window.
+    fn sweep(&mut self, now: Timestamp, budget: &mut Budget) -> Option<Timestamp> {
+        let w = self.window?;
+        let horizon = now.saturating_add(-w);
+        if now >= self.next_sweep {
+            self.next_sweep = now.saturating_add(w.max(1_000_000));
+            self.remove_all_where(budget, |t| t.start < horizon);
+        }
+        Some(horizon)
+    }
+
     /// Like [`Place::with_bucket`], after dropping the tokens of the bucket that can no
     /// longer fit the window of any occurrence ending at `now` or later (cheap: from
     /// the front). A sweep of all buckets once per window (at least a second) keeps
@@ -198,22 +203,22 @@ impl Place {
         budget: &mut Budget,
         f: impl FnOnce(&mut Bucket) -> (R, usize),
     ) -> Option<R> {
-        let Some(w) = self.window else {
+        let Some(horizon) = self.sweep(now, budget) else {
             return self.with_bucket(k, budget, f);
         };
-        let horizon = now.saturating_add(-w);
-        if now >= self.next_sweep {
-            self.next_sweep = now.saturating_add(w.max(1_000_000));
-            self.remove_all_where(budget, |t| t.start < horizon);
-        }
         self.with_bucket(k, budget, |b| {
-            let before = b.len();
-            while b.front().is_some_and(|t| t.start < horizon) {
-                b.pop_front();
-            }
-            let expired = before - b.len();
+            let expired = pop_expired(b, horizon);
             let (r, removed) = f(b);
             (r, expired + removed)
         })
     }
+}
+
+/// Pops the tokens at the front of `b` that start before `horizon`; how many.
+fn pop_expired(b: &mut Bucket, horizon: Timestamp) -> usize {
+    let before = b.len();
+    while b.front().is_some_and(|t| t.start < horizon) {
+        b.pop_front();
+    }
+    before - b.len()
 }
