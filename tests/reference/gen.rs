@@ -151,7 +151,14 @@ const ALL_CTX: [Ctx; 5] = [
     Ctx::Cumulative,
     Ctx::Unrestricted,
 ];
-const ANY_CTX: [Ctx; 5] = ALL_CTX;
+/// Any's contexts, the three that fire at most once per terminator first.
+const ANY_CTX: [Ctx; 5] = [
+    Ctx::Recent,
+    Ctx::Chronicle,
+    Ctx::Cumulative,
+    Ctx::Continuous,
+    Ctx::Unrestricted,
+];
 
 fn gen_rels(ch: &mut Choices) -> Vec<Rel> {
     let n = 1 + ch.pick(3);
@@ -394,7 +401,16 @@ pub fn gen_net(choices: &[u32], family: Family) -> Net {
                 Op::Any {
                     m: 1 + ch.pick(of.len()),
                     of,
-                    opts: gen_opts(&mut ch, &ANY_CTX),
+                    // Unrestricted and Continuous fire once per set: nested in other
+                    // composites they multiply, so only the Any family draws them.
+                    opts: gen_opts(
+                        &mut ch,
+                        if family == Family::Any {
+                            &ANY_CTX
+                        } else {
+                            &ANY_CTX[..3]
+                        },
+                    ),
                 }
             }
             6 | 7 => {
