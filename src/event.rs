@@ -80,6 +80,22 @@ impl Timestamp {
     }
 }
 
+/// As a number of microseconds since the Unix epoch.
+impl Serialize for Timestamp {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_i64(self.0)
+    }
+}
+
+/// From a number of microseconds since the Unix epoch, in range.
+impl<'de> serde::Deserialize<'de> for Timestamp {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Timestamp, D::Error> {
+        let us = i64::deserialize(d)?;
+        Timestamp::from_micros(us)
+            .ok_or_else(|| serde::de::Error::custom(format!("{us} µs is outside years 1 to 9999")))
+    }
+}
+
 impl fmt::Display for Timestamp {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}", self.as_secs_f64())
@@ -228,7 +244,7 @@ impl Event {
 }
 
 /// Which location fields a net reads: the net's `space`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default, serde::Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default, Serialize, serde::Deserialize)]
 pub enum Space {
     /// `x`, `y`; distances in the same unit.
     #[default]

@@ -58,4 +58,4 @@ mod spec;
 pub use event::{Event, Id, Point, Space, Timestamp, Value};
 pub use model::{parse_duration, NetError, Problem};
 pub use net::Net;
-pub use runtime::{Detail, Detection, Detector, DetectorOptions, PushError, Stats};
+pub use runtime::{Detail, Detection, Detector, DetectorOptions, PushError, RestoreError, Stats};

@@ -9,13 +9,24 @@ use ccpn::io::read::{is_blank, LineParser};
 use ccpn::io::write::JsonLines;
 use ccpn::{Detector, DetectorOptions, Net};
 
-fn run_case(dir: &Path, zone_index: bool) -> String {
+/// How a case is run.
+#[derive(Clone, Copy, PartialEq)]
+enum Mode {
+    /// With the zone R*-tree.
+    Indexed,
+    /// Testing every zone.
+    Linear,
+    /// After every event the detector is dropped and restored from its snapshot.
+    Restarting,
+}
+
+fn run_case(dir: &Path, mode: Mode) -> String {
     let net =
         Net::from_file(dir.join("net.ron")).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
     let parser = LineParser::json(net.space());
     let writer = JsonLines::new(net.space());
     let options = DetectorOptions {
-        zone_index,
+        zone_index: mode != Mode::Linear,
         ..DetectorOptions::default()
     };
     let mut detector = Detector::with_options(&net, options);
@@ -30,6 +41,12 @@ fn run_case(dir: &Path, zone_index: bool) -> String {
             .unwrap_or_else(|e| panic!("{}:{}: {e}", dir.display(), i + 1));
         for d in detector.push(ev).expect("events in time order") {
             writer.write(&mut out, &d).expect("write");
+        }
+        if mode == Mode::Restarting {
+            let stats = detector.stats();
+            detector = Detector::restore(&net, &detector.snapshot())
+                .unwrap_or_else(|e| panic!("{}:{}: restore: {e}", dir.display(), i + 1));
+            assert_eq!(detector.stats(), stats, "{}:{}", dir.display(), i + 1);
         }
     }
     for d in detector.finish() {
@@ -51,12 +68,19 @@ fn golden_cases() {
     let mut ran = 0;
     for dir in dirs.iter().filter(|d| d.join("net.ron").exists()) {
         ran += 1;
-        let got = run_case(dir, true);
+        let got = run_case(dir, Mode::Indexed);
         // Testing every zone instead of stabbing the R*-tree changes nothing.
         assert_eq!(
             got,
-            run_case(dir, false),
+            run_case(dir, Mode::Linear),
             "{}: with and without the zone index",
+            dir.display()
+        );
+        // Nor does restoring the detector from a snapshot after every event.
+        assert_eq!(
+            got,
+            run_case(dir, Mode::Restarting),
+            "{}: restored from a snapshot after every event",
             dir.display()
         );
         let expected_path = dir.join("expected.jsonl");

@@ -39,6 +39,12 @@ fn to_event(e: &Ev) -> Event {
 
 /// Runs ccpn on the net's RON text and the events, then `finish()`.
 fn run_ccpn(net: &Net, events: &[Ev]) -> Result<Output, String> {
+    run_ccpn_restarting(net, events, None)
+}
+
+/// Like [`run_ccpn`]; with `Some(k)`, the detector is replaced by one restored from
+/// its snapshot after every `k`-th event.
+fn run_ccpn_restarting(net: &Net, events: &[Ev], every: Option<usize>) -> Result<Output, String> {
     let ron = net.to_ron();
     let compiled =
         ccpn::Net::from_ron("prop.ron", &ron).map_err(|e| format!("net rejected: {e}"))?;
@@ -50,13 +56,23 @@ fn run_ccpn(net: &Net, events: &[Ev]) -> Result<Output, String> {
         },
     );
     let mut all = Vec::new();
-    for e in events {
+    for (i, e) in events.iter().enumerate() {
         all.extend(
             det.push(to_event(e))
                 .map_err(|e| format!("push failed: {e}"))?,
         );
+        if every.is_some_and(|k| (i + 1) % k == 0) {
+            det = Detector::restore(&compiled, &det.snapshot())
+                .map_err(|e| format!("restore failed: {e}"))?;
+        }
     }
     all.extend(det.finish());
+    // Sequence numbers run from 0 without gaps, restored or not.
+    for (i, d) in all.iter().enumerate() {
+        if d.seq != i as u64 {
+            return Err(format!("detection {i} has seq {}", d.seq));
+        }
+    }
     let mut out: Output = net
         .outputs
         .iter()
@@ -196,6 +212,21 @@ proptest! {
         specs in gen::ev_specs(60),
     ) {
         check(Family::Interval, &choices, &specs)?;
+    }
+
+    /// A detector restored from its snapshot every few events detects what one
+    /// left running does.
+    #[test]
+    fn snapshots_change_nothing(
+        choices in prop::collection::vec(any::<u32>(), 120),
+        specs in gen::ev_specs(60),
+        every in 1usize..8,
+    ) {
+        let net = gen::gen_net(&choices, Family::Mixed);
+        let events = gen::events(&specs, gen::n_types(&net));
+        let straight = run_ccpn(&net, &events).map_err(TestCaseError::fail)?;
+        let restarted = run_ccpn_restarting(&net, &events, Some(every)).map_err(TestCaseError::fail)?;
+        prop_assert_eq!(straight, restarted, "net:\n{}", net.to_ron());
     }
 
     /// Every operator, nested.

@@ -28,13 +28,14 @@ use super::{Budget, Matches, Rule};
 /// Per live point, what an insertion marks: the stamp of the last event that found the
 /// point a neighbour, and the rules that pair held for (valid while the stamp is
 /// current). Kept apart from the points, for locality.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug, Default, serde::Serialize, serde::Deserialize)]
 struct Mark {
     stamp: u64,
     pair: u64,
 }
 
 /// A live point.
+#[derive(serde::Serialize, serde::Deserialize)]
 struct Live<D> {
     cause: u64,
     time: i64,
@@ -58,6 +59,7 @@ struct Found {
 }
 
 /// The index for one group of rules.
+#[derive(serde::Serialize, serde::Deserialize)]
 pub(super) struct Group<T, D> {
     rules: Rules,
     /// Global index of this group's rule 0.
@@ -73,12 +75,18 @@ pub(super) struct Group<T, D> {
     /// Per expiry class: the first point whose sets of that class are not yet dropped.
     cursors: Vec<u64>,
     stamp: u64,
+    #[serde(skip)]
     scratch_candidates: Vec<u64>,
+    #[serde(skip)]
     scratch_neighbours: Vec<(u64, u64)>,
+    #[serde(skip)]
     scratch_members: Vec<u64>,
+    #[serde(skip)]
     scratch_found: Vec<Found>,
+    #[serde(skip)]
     scratch_matches: Vec<(usize, usize, usize)>,
     /// (packed middle members, start) of one owner's matches, for sorting.
+    #[serde(skip)]
     scratch_keyed: Vec<(u128, usize)>,
 }
 

@@ -8,7 +8,7 @@
 use smallvec::SmallVec;
 
 /// A kept set's header.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub(super) struct Head {
     /// The rules the set still serves.
     pub(super) mask: u64,
@@ -26,7 +26,7 @@ impl Head {
 }
 
 /// The sets one point owns.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub(super) struct Owned {
     heads: SmallVec<[Head; 2]>,
     /// Per set in order, its other members as offsets from the owner's id, ascending.
@@ -97,7 +97,7 @@ impl Owned {
 }
 
 /// The number of kept sets per level.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub(super) struct Levels {
     live: Vec<usize>,
 }

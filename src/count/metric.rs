@@ -64,7 +64,7 @@ pub(super) fn exact(space: Space, a: Point, b: Point) -> f64 {
 }
 
 /// The closeness test for one distance `d`, on squared embedded distances.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, serde::Serialize, serde::Deserialize)]
 pub(super) struct Threshold {
     /// The distance: pairs strictly closer than this are close.
     pub(super) d: f64,

@@ -89,7 +89,7 @@ use group::Group;
 pub(crate) use neighbours::Lookup;
 
 /// One counting rule: `n` points pairwise closer than `distance`, within `window`.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Rule {
     /// How many points make a match.
     pub(crate) n: usize,
@@ -103,7 +103,7 @@ pub(crate) struct Rule {
 
 /// The matches of insertions, flat: for each, its rule and its members' payloads in
 /// insertion order. Reused across calls, it allocates only when it grows.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Matches<T> {
     /// (rule index, start and length in `payloads`) per match.
     sets: Vec<(usize, usize, usize)>,
@@ -158,7 +158,7 @@ impl<T> Matches<T> {
 }
 
 /// The cap on kept sets, shared by the groups.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, serde::Serialize, serde::Deserialize)]
 struct Budget {
     /// The most sets kept at once.
     max: usize,
@@ -171,6 +171,7 @@ struct Budget {
 /// The level-wise index for a list of rules sharing one stream of points.
 ///
 /// `T` is the payload reported for each member of a match; `D` the distinct value.
+#[derive(serde::Serialize, serde::Deserialize)]
 pub(crate) struct CountIndex<T, D> {
     space: Space,
     max_n: usize,

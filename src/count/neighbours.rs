@@ -48,6 +48,7 @@ const CELL_OVER_REACH: f64 = 3.0;
 const SPARE_CELLS: usize = 256;
 
 /// The live points' index.
+#[derive(serde::Serialize, serde::Deserialize)]
 pub(super) enum Neighbours {
     /// A hashed grid.
     Grid(Grid),
@@ -117,6 +118,7 @@ fn margin_hi(v: f64, reach: f64) -> f64 {
 }
 
 /// A hashed grid of cells, each holding its points (id, embedding) in arrival order.
+#[derive(serde::Serialize, serde::Deserialize)]
 pub(super) struct Grid {
     /// 2 or 3.
     dims: usize,
@@ -125,6 +127,7 @@ pub(super) struct Grid {
     /// The reach queries must cover.
     reach: f64,
     cells: FxHashMap<[i64; 3], VecDeque<(u64, Embedded)>>,
+    #[serde(skip)]
     spare: Vec<VecDeque<(u64, Embedded)>>,
 }
 

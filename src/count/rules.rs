@@ -13,7 +13,7 @@ pub(super) const GROUP: usize = 64;
 const TABLE: usize = 130;
 
 /// A rule as a group evaluates it.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 struct Compiled {
     n: usize,
     window: i64,
@@ -22,7 +22,7 @@ struct Compiled {
 }
 
 /// The rules of one group.
-#[derive(Debug)]
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
 pub(super) struct Rules {
     space: Space,
     rules: Vec<Compiled>,

@@ -38,6 +38,9 @@ pub(crate) struct Model {
     pub(crate) key_attrs: Vec<Arc<str>>,
     /// Zones that move with a tracked object.
     pub(crate) moving: Vec<Moving>,
+    /// SHA-256 of the net's text and of the GeoJSON files it read (path and text, in
+    /// the order read): a checkpoint names the net it belongs to by it.
+    pub(crate) fingerprint: [u8; 32],
 }
 
 /// A zone anchored to an event: re-centred on each of its occurrences, and (for a
@@ -71,7 +74,7 @@ impl Node {
 /// An attribute an operator matches on (`key:` or `distinct:`), with its slot in
 /// the net's list of such attributes: tokens carry their terminator's values of
 /// all of them, computed once per event.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Attr {
     pub(crate) name: Arc<str>,
     pub(crate) slot: usize,
@@ -84,7 +87,7 @@ impl std::fmt::Display for Attr {
 }
 
 /// How a pairing operator chooses and consumes initiators (after Snoop).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub(crate) enum Context {
     Recent,
     Chronicle,
@@ -104,7 +107,7 @@ impl Context {
 }
 
 /// Options shared by pairing operators.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub(crate) struct PairOpts {
     /// `within`, in microseconds; `None` is unbounded.
     pub(crate) window: Option<i64>,
@@ -114,7 +117,7 @@ pub(crate) struct PairOpts {
 }
 
 /// What a binary pairing operator checks between initiator and terminator.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub(crate) enum PairKind {
     /// x from `a`, y from `b`.
     Seq,
@@ -128,7 +131,7 @@ pub(crate) enum PairKind {
 }
 
 /// Interval operators: an occurrence of `start` opens, `end` closes.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub(crate) enum IntervalKind {
     /// Snoop's A: each `e` inside the interval.
     A,

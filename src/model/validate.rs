@@ -1,6 +1,7 @@
 //! Checking a [`NetSpec`] and binding it into a [`Model`]: names, cycles, parameter
 //! values, zones, and sharing of identical sub-expressions.
 
+use sha2::{Digest, Sha256};
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -32,6 +33,7 @@ impl Model {
             by_name: HashMap::new(),
             canon: HashMap::new(),
             visiting: Vec::new(),
+            digest: Sha256::new_with_prefix(src.as_bytes()),
         };
         v.zones();
         let names: Vec<&String> = spec.events.keys().collect();
@@ -47,6 +49,7 @@ impl Model {
             zones,
             nodes,
             key_attrs,
+            digest,
             ..
         } = v;
         if !problems.is_empty() {
@@ -63,6 +66,7 @@ impl Model {
             warnings,
             key_attrs,
             moving,
+            fingerprint: digest.finalize().into(),
         })
     }
 }
@@ -83,6 +87,8 @@ struct Validator<'a> {
     /// The chain of names being resolved, to report cycles.
     visiting: Vec<&'a str>,
     key_attrs: Vec<Arc<str>>,
+    /// The net's text and the GeoJSON files it reads.
+    digest: Sha256,
 }
 
 impl<'a> Validator<'a> {
@@ -108,7 +114,8 @@ impl<'a> Validator<'a> {
 
     /// Builds the zones (see `model/zones.rs`), in name order.
     fn zones(&mut self) {
-        let (zones, problems) = super::zones::build(self.file, self.src, self.spec);
+        let (zones, problems) =
+            super::zones::build(self.file, self.src, self.spec, &mut self.digest);
         for (name, zone) in zones {
             self.zone_ids.insert(name, self.zones.len());
             self.zones.push(zone);

@@ -72,6 +72,7 @@ use std::rc::Rc;
 
 use geo::{Distance, Geodesic, LineString, MultiPolygon, Point as GeoPoint, Polygon, Rect};
 use geojson::{Feature, GeoJson, Geometry, GeometryValue};
+use sha2::{Digest, Sha256};
 
 use super::Problem;
 use crate::event::{Point, Space};
@@ -90,8 +91,10 @@ pub(super) fn build<'a>(
     file: &str,
     src: &str,
     spec: &'a NetSpec,
+    digest: &mut Sha256,
 ) -> (Vec<(&'a str, Zone)>, Vec<Problem>) {
     let mut b = Builder {
+        digest,
         space: spec.space,
         base: Path::new(file)
             .parent()
@@ -127,7 +130,9 @@ pub(super) fn build<'a>(
 /// A parsed GeoJSON file, or why it could not be read.
 type Loaded = Rc<Result<GeoJson, String>>;
 
-struct Builder {
+struct Builder<'d> {
+    /// Takes in each GeoJSON file read (its path and text): part of the net's fingerprint.
+    digest: &'d mut Sha256,
     space: Space,
     /// The directory GeoJSON paths are relative to.
     base: PathBuf,
@@ -245,7 +250,7 @@ fn multi(
         .map(MultiPolygon)
 }
 
-impl Builder {
+impl Builder<'_> {
     /// Builds one zone's shape.
     fn shape(&mut self, z: &ZoneSpec) -> Result<Shape, String> {
         let space = self.space;
@@ -355,7 +360,7 @@ impl Builder {
         let loaded = self
             .files
             .entry(resolved.clone())
-            .or_insert_with(|| Rc::new(read_geojson(&resolved)))
+            .or_insert_with(|| Rc::new(read_geojson(&resolved, self.digest)))
             .clone();
         (shown, loaded)
     }
@@ -525,7 +530,7 @@ fn geojson_polygon(
 }
 
 /// Reads a GeoJSON file of at most [`MAX_GEOJSON_BYTES`].
-fn read_geojson(path: &Path) -> Result<GeoJson, String> {
+fn read_geojson(path: &Path, digest: &mut Sha256) -> Result<GeoJson, String> {
     let file = std::fs::File::open(path).map_err(|e| format!("cannot read: {e}"))?;
     let mut text = String::new();
     file.take(MAX_GEOJSON_BYTES + 1)
@@ -534,6 +539,9 @@ fn read_geojson(path: &Path) -> Result<GeoJson, String> {
     if text.len() as u64 > MAX_GEOJSON_BYTES {
         return Err(format!("larger than {} MiB", MAX_GEOJSON_BYTES >> 20));
     }
+    digest.update(path.as_os_str().as_encoded_bytes());
+    digest.update(text.len().to_le_bytes());
+    digest.update(text.as_bytes());
     text.parse::<GeoJson>()
         .map_err(|e| format!("not valid GeoJSON: {e}"))
 }

@@ -1,20 +1,24 @@
 //! The [`Detector`]: pushes atomic events through a compiled net, in event time,
 //! and returns the detections each one causes.
 
+use std::borrow::Cow;
 use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
 
 use super::detection::Detection;
 use super::dirty::Dirty;
 use super::place::Budget;
+use super::snapshot::{self, RestoreError};
 use super::timer::Timers;
 use super::token::{Term, Token};
-use super::unit::{CountShared, Cx, Unit};
+use super::unit::{CountShared, Cx, Unit, UnitState};
 use crate::event::{Event, Timestamp};
 use crate::spatial::{Shape, Zone};
 use crate::Net;
 
 /// Limits that keep a detector's memory bounded.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DetectorOptions {
     /// The most tokens the net's places may hold at once. When reached, each new
     /// token evicts the oldest of its own place, and [`Stats::evicted`] counts them.
@@ -105,6 +109,7 @@ pub struct Stats {
 #[derive(Debug)]
 pub struct Detector {
     net: Arc<Net>,
+    options: DetectorOptions,
     units: Vec<Unit>,
     timers: Timers,
     budget: Budget,
@@ -167,7 +172,114 @@ impl Detector {
             counts,
             emitted: Vec::new(),
             net,
+            options,
         }
+    }
+
+    /// The detector's whole state as bytes: every token waiting in the net's places,
+    /// the counting indexes, pending ticks, where moving zones are, the counters and
+    /// the options. [`Detector::restore`] continues from it exactly: the detections
+    /// (with their [`Detection::seq`]) are those the detector would have returned.
+    ///
+    /// The bytes start with a format version and the net's fingerprint (a hash of
+    /// its text and of the GeoJSON files it reads), and carry a checksum.
+    ///
+    /// ```
+    /// use ccpn::{Detector, Event, Net, Timestamp};
+    ///
+    /// let net = Net::from_ron("inline.ron", r#"Net(
+    ///     events: { "a": Atomic(type: "A"), "b": Atomic(type: "B"),
+    ///               "ab": Seq(of: ["a", "b"], within: 60.0) },
+    ///     outputs: ["ab"],
+    /// )"#)?;
+    /// let t = |s: f64| Timestamp::from_secs_f64(s).unwrap();
+    /// let mut detector = Detector::new(&net);
+    /// detector.push(Event::new(1, "A", t(0.0)))?;
+    /// let saved = detector.snapshot();
+    /// drop(detector);
+    ///
+    /// let mut detector = Detector::restore(&net, &saved)?;
+    /// let found = detector.push(Event::new(2, "B", t(30.0)))?;
+    /// assert_eq!(found.len(), 1);
+    /// assert_eq!(found[0].seq, 0);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn snapshot(&self) -> Vec<u8> {
+        let model = &self.net.model;
+        let moved = model
+            .moving
+            .iter()
+            .map(|m| {
+                let stab = self.net.program.zone_stabs[m.zone].first()?;
+                let Unit::Stab(stab) = &self.units[*stab] else {
+                    return None;
+                };
+                MovedZone::of(&stab.zone(m.zone)?.shape)
+            })
+            .collect();
+        let state = State {
+            options: self.options,
+            units: self.units.iter().map(Unit::save).collect(),
+            moved,
+            counts: &self.counts[..],
+            timers: Cow::Borrowed(&self.timers),
+            budget: Cow::Borrowed(&self.budget),
+            now: self.now,
+            steps: self.steps,
+            serial: self.serial,
+            seq: self.seq,
+            processed: self.processed,
+        };
+        snapshot::encode(&model.fingerprint, &state)
+    }
+
+    /// A detector for `net` in the state [`Detector::snapshot`] saved, with the
+    /// options it had.
+    ///
+    /// # Errors
+    ///
+    /// [`RestoreError`] if the bytes are not a snapshot, are of another format
+    /// version or another net (or the net's text or GeoJSON files changed), or are
+    /// damaged.
+    pub fn restore(net: &Net, bytes: &[u8]) -> Result<Detector, RestoreError> {
+        let model = &net.model;
+        let state: State<Vec<CountShared>> =
+            snapshot::decode(&model.fingerprint, &model.key_attrs, bytes)?;
+        let mut d = Detector::with_options(net, state.options);
+        let mismatch = |what: &str| RestoreError::Corrupt(format!("{what} do not match the net"));
+        if state.units.len() != d.units.len()
+            || state.counts.len() != d.counts.len()
+            || state.moved.len() != model.moving.len()
+        {
+            return Err(mismatch("its components"));
+        }
+        for (unit, saved) in d.units.iter_mut().zip(state.units) {
+            if !unit.load(saved) {
+                return Err(mismatch("its components"));
+            }
+        }
+        for (m, moved) in state.moved.iter().enumerate() {
+            if let Some(moved) = moved {
+                let zone = &model.zones[model.moving[m].zone];
+                let shape = moved
+                    .shape(&zone.shape)
+                    .ok_or_else(|| mismatch("its moving zones"))?;
+                let zone = Zone {
+                    name: zone.name.clone(),
+                    shape,
+                };
+                place_zone(&net.program, &mut d.units, model.moving[m].zone, &zone);
+            }
+        }
+        d.counts = state.counts;
+        d.timers = state.timers.into_owned();
+        d.budget = state.budget.into_owned();
+        d.now = state.now;
+        d.steps = state.steps;
+        d.serial = state.serial;
+        d.seq = state.seq;
+        d.processed = state.processed;
+        Ok(d)
     }
 
     /// The net this detector runs.
@@ -422,9 +534,81 @@ fn move_zone(
         name: base.name.clone(),
         shape,
     };
-    for &u in &program.zone_stabs[moving.zone] {
+    place_zone(program, units, moving.zone, &zone);
+}
+
+/// Puts `zone` as zone `z` in every R*-tree that holds `z`.
+fn place_zone(program: &crate::compile::Program, units: &mut [Unit], z: usize, zone: &Zone) {
+    for &u in &program.zone_stabs[z] {
         if let Unit::Stab(stab) = &mut units[u] {
-            stab.update(moving.zone, zone.clone());
+            stab.update(z, zone.clone());
+        }
+    }
+}
+
+/// What a snapshot keeps of a detector (`C`: the counting indexes, borrowed when
+/// written).
+#[derive(Serialize, Deserialize)]
+struct State<'a, C> {
+    options: DetectorOptions,
+    units: Vec<UnitState<'a>>,
+    /// Where each moving zone is now (`None`: its anchor has not been seen).
+    moved: Vec<Option<MovedZone>>,
+    counts: C,
+    timers: Cow<'a, Timers>,
+    budget: Cow<'a, Budget>,
+    now: Timestamp,
+    steps: u64,
+    serial: u64,
+    seq: u64,
+    processed: u64,
+}
+
+/// Where a moving zone is: its centre, and a sector's bearings.
+#[derive(Serialize, Deserialize)]
+struct MovedZone {
+    center: (f64, f64),
+    from_deg: f64,
+    to_deg: f64,
+}
+
+impl MovedZone {
+    fn of(shape: &Shape) -> Option<MovedZone> {
+        match *shape {
+            Shape::Circle { center, .. } => Some(MovedZone {
+                center: (center.x, center.y),
+                from_deg: 0.0,
+                to_deg: 0.0,
+            }),
+            Shape::Sector {
+                center,
+                from_deg,
+                to_deg,
+                ..
+            } => Some(MovedZone {
+                center: (center.x, center.y),
+                from_deg,
+                to_deg,
+            }),
+            _ => None,
+        }
+    }
+
+    /// The zone `base` moved here.
+    fn shape(&self, base: &Shape) -> Option<Shape> {
+        let center = crate::event::Point {
+            x: self.center.0,
+            y: self.center.1,
+        };
+        match *base {
+            Shape::Circle { radius, .. } => Some(Shape::Circle { center, radius }),
+            Shape::Sector { radius, .. } => Some(Shape::Sector {
+                center,
+                radius,
+                from_deg: self.from_deg,
+                to_deg: self.to_deg,
+            }),
+            _ => None,
         }
     }
 }

@@ -26,7 +26,7 @@ const WGS84_WIDEN: f64 = 1.0 / 0.993;
 type Candidate = (Cell, usize, u64);
 
 /// Tokens waiting for a distance condition, filed by cell (and by key within a cell).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub(crate) struct GridPlace {
     space: Space,
     side: f64,

@@ -9,7 +9,7 @@ use crate::event::Timestamp;
 use crate::model::Attr;
 
 /// The net-wide cap on live tokens, and what it cost.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Budget {
     pub(crate) live: usize,
     pub(crate) peak: usize,
@@ -38,7 +38,7 @@ impl Budget {
 }
 
 /// Tokens waiting to take part in a transition, in arrival order within each key.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Place {
     key: Option<Attr>,
     window: Option<i64>,

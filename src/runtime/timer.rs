@@ -6,7 +6,7 @@ use std::collections::BinaryHeap;
 use crate::event::Timestamp;
 
 /// A queue of timers; time moves only with events and `advance_to`.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Timers {
     heap: BinaryHeap<Reverse<(Timestamp, usize, u64)>>,
 }

@@ -4,6 +4,7 @@ use std::hash::{BuildHasher, Hash, Hasher};
 use std::ops::Deref;
 use std::sync::Arc;
 
+use serde::{Deserialize, Serialize};
 use smallvec::SmallVec;
 
 use crate::event::{Event, Timestamp, Value};
@@ -11,7 +12,7 @@ use crate::model::Attr;
 
 /// What an operator adds to its occurrences beyond the colour every token has
 /// (reported with detections as a [`super::Detail`]).
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub(crate) enum Extra {
     #[default]
     None,
@@ -61,7 +62,7 @@ pub(crate) struct Member {
 /// A token: one occurrence of an event of the net, coloured with its interval,
 /// its terminator (whose location, attributes and time form it carries), and its
 /// atomic constituents.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub(crate) struct Token {
     /// Earliest constituent time.
     pub(crate) start: Timestamp,
@@ -73,8 +74,10 @@ pub(crate) struct Token {
     /// Global creation order: larger is more recent.
     pub(crate) serial: u64,
     /// The terminator: the latest constituent (the start, for a tick).
+    #[serde(with = "super::snapshot::term")]
     pub(crate) term: Arc<Term>,
     /// Constituents, sorted by `seq`, without repeats.
+    #[serde(with = "super::snapshot::members")]
     pub(crate) members: Arc<[Member]>,
     pub(crate) extra: Extra,
 }
@@ -143,14 +146,15 @@ thread_local! {
 }
 
 /// An attribute value usable as a hash key (for `key:` and `distinct:`), with its
-/// hash computed once.
-#[derive(Clone, Debug)]
+/// hash computed once (and again when a snapshot is read).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(from = "KeyInner", into = "KeyInner")]
 pub(crate) struct KeyVal {
     hash: u64,
     value: KeyInner,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 enum KeyInner {
     /// The bits of the number (-0.0 and 0.0 are one key).
     Num(u64),
@@ -165,10 +169,22 @@ impl From<&Value> for KeyVal {
             Value::Str(s) => KeyInner::Str(s.clone()),
             Value::Bool(b) => KeyInner::Bool(*b),
         };
+        KeyVal::from(value)
+    }
+}
+
+impl From<KeyInner> for KeyVal {
+    fn from(value: KeyInner) -> KeyVal {
         KeyVal {
             hash: rustc_hash::FxBuildHasher.hash_one(&value),
             value,
         }
+    }
+}
+
+impl From<KeyVal> for KeyInner {
+    fn from(k: KeyVal) -> KeyInner {
+        k.value
     }
 }
 

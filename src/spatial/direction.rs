@@ -7,7 +7,9 @@ use crate::event::Point;
 
 /// One of the eight direction relations. Each names the whole four-tuple: `N` is
 /// (1,0,0,0), north and within the reference's east–west span; `NE` is (1,0,1,0); and so on.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 pub(crate) enum Dir {
     N,
     S,
@@ -36,7 +38,7 @@ impl Dir {
 }
 
 /// A set of relations, any of which may hold.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub(crate) struct RelSet(pub(crate) Vec<Dir>);
 
 impl RelSet {

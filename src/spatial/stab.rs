@@ -206,6 +206,12 @@ impl ZoneIndex {
         self.by_id.len()
     }
 
+    /// The zone with id `id`.
+    pub(crate) fn get(&self, id: usize) -> Option<&Zone> {
+        let slot = *self.by_id.get(&id)?;
+        self.slots.get(slot)?.as_ref().map(|s| &s.zone)
+    }
+
     /// Adds `zone` under `id`, replacing (and returning) the zone that had that id.
     pub(crate) fn insert(&mut self, id: usize, zone: Zone) -> Option<Zone> {
         let old = self.remove(id);

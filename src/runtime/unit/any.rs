@@ -14,7 +14,7 @@ pub(crate) const MAX_SETS: usize = 100_000;
 type Cands = SmallVec<[(usize, usize, u64); 8]>;
 
 /// The `Any` component: one place per operand.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Any {
     m: usize,
     opts: PairOpts,

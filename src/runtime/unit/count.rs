@@ -33,6 +33,7 @@ impl Count {
 
 /// The index shared by the `Count` components of one input, and the matches of the
 /// current step (each component takes its rule's share when it fires).
+#[derive(serde::Serialize, serde::Deserialize)]
 pub(crate) struct CountShared {
     index: CountIndex<Token, KeyVal>,
     distinct: Option<Attr>,

@@ -9,7 +9,7 @@ use crate::event::Timestamp;
 use crate::model::IntervalKind;
 
 /// An open interval.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 struct Open {
     start: Token,
     /// Distinguishes this interval from earlier ones under the same key (for timers).
@@ -20,7 +20,7 @@ struct Open {
 
 /// The interval component: the open-interval place (one token per key), the
 /// accumulating place of `A*`, and the timer transition of `P`.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Interval {
     kind: IntervalKind,
     window: Option<i64>,

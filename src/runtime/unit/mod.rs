@@ -19,6 +19,10 @@ pub(crate) use pair::Pair;
 pub(crate) use stab::Stab;
 pub(crate) use times::Times;
 
+use std::borrow::Cow;
+
+use serde::{Deserialize, Serialize};
+
 use super::place::{Budget, Place};
 use super::timer::Timers;
 use super::token::Token;
@@ -110,6 +114,51 @@ impl Unit {
             Unit::Interval(u) => u.live(),
             _ => self.places().iter().map(|p| p.len()).sum(),
         }
+    }
+}
+
+/// What a snapshot keeps of a unit: the state of the units that hold any (the whole
+/// unit, borrowed when written), nothing for the others (a restored detector builds
+/// them from its net). The zones of `Stab` units that move are kept by the detector.
+#[derive(Serialize, Deserialize)]
+pub(crate) enum UnitState<'a> {
+    Stateless,
+    Pair(Cow<'a, Pair>),
+    Not(Cow<'a, Not>),
+    Any(Cow<'a, Any>),
+    Times(Cow<'a, Times>),
+    Interval(Cow<'a, Interval>),
+}
+
+impl Unit {
+    /// The unit's state, for a snapshot.
+    pub(crate) fn save(&self) -> UnitState<'_> {
+        match self {
+            Unit::Pair(u) => UnitState::Pair(Cow::Borrowed(u)),
+            Unit::Not(u) => UnitState::Not(Cow::Borrowed(u)),
+            Unit::Any(u) => UnitState::Any(Cow::Borrowed(u)),
+            Unit::Times(u) => UnitState::Times(Cow::Borrowed(u)),
+            Unit::Interval(u) => UnitState::Interval(Cow::Borrowed(u)),
+            Unit::Guard(_) | Unit::Count(_) | Unit::Stab(_) | Unit::Served => UnitState::Stateless,
+        }
+    }
+
+    /// Takes the state `s` saved from the same unit of the same net; `false` if it
+    /// is of another kind of unit.
+    pub(crate) fn load(&mut self, s: UnitState<'_>) -> bool {
+        match (self, s) {
+            (Unit::Pair(u), UnitState::Pair(s)) => *u = s.into_owned(),
+            (Unit::Not(u), UnitState::Not(s)) => *u = s.into_owned(),
+            (Unit::Any(u), UnitState::Any(s)) => *u = s.into_owned(),
+            (Unit::Times(u), UnitState::Times(s)) => *u = s.into_owned(),
+            (Unit::Interval(u), UnitState::Interval(s)) => *u = s.into_owned(),
+            (
+                Unit::Guard(_) | Unit::Count(_) | Unit::Stab(_) | Unit::Served,
+                UnitState::Stateless,
+            ) => {}
+            _ => return false,
+        }
+        true
     }
 }
 

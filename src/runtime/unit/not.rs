@@ -12,7 +12,7 @@ const START: usize = 0;
 const ABSENT: usize = 1;
 
 /// The `Not` component: the `start` place, and resets waiting to be applied.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Not {
     opts: PairOpts,
     starts: Place,

@@ -13,7 +13,7 @@ use crate::spatial::{distance, within_distance};
 /// A binary pairing component: places `a` (initiators from the first operand) and
 /// `b` (from the second, for the symmetric operators), one firing transition per
 /// terminating operand.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Pair {
     kind: PairKind,
     opts: PairOpts,
@@ -25,7 +25,7 @@ pub(crate) struct Pair {
 
 /// Where initiators wait: a plain place, or, for a planar `Dist`, a grid of cells as
 /// wide as the distance so a terminator only looks at its neighbourhood.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 enum Store {
     Flat(Place),
     Grid(GridPlace),

@@ -60,6 +60,11 @@ impl Stab {
         self.linear = true;
     }
 
+    /// Zone `z` as it is now (a moving zone where it last moved to).
+    pub(crate) fn zone(&self, z: ZoneId) -> Option<&Zone> {
+        self.index.get(z)
+    }
+
     /// Replaces zone `z` (a moving zone re-centred or turned).
     pub(crate) fn update(&mut self, z: ZoneId, zone: Zone) {
         self.index.update(z, zone);

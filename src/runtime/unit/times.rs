@@ -7,7 +7,7 @@ use super::Cx;
 
 /// The `Times` component: one place of pending occurrences (per key), and an arc of
 /// weight `k` from it to the firing transition.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Times {
     k: usize,
     window: Option<i64>,

@@ -1,0 +1,340 @@
+//! Snapshots: a detector's whole state as bytes, and a detector rebuilt from them.
+//!
+//! Layout: the magic `CCPNSNAP`, the format version (`u32`, little-endian), the
+//! fingerprint of the net (32 bytes, see `Model::fingerprint`), the SHA-256 of the
+//! rest, then a postcard-encoded [`Body`]. The checksum catches truncation and
+//! damage; a snapshot crafted to pass it is trusted like the detector's own memory. The state proper is encoded with every input event and every constituent
+//! list written once and referred to by number, however many tokens share it; the
+//! tables come first so that decoding can rebuild the shared values before the state
+//! that refers to them.
+//!
+//! Tokens hold their terminator (`Arc<Term>`) and constituents (`Arc<[Member]>`) by
+//! shared pointer. Their serde implementations ([`term`], [`members`]) look the value
+//! up in the table of the snapshot being written or read, which lives in a
+//! thread-local for the length of one [`encode`] or [`decode`] call.
+
+use std::cell::RefCell;
+use std::sync::Arc;
+
+use rustc_hash::FxHashMap;
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use super::token::{Member, Term};
+use crate::event::{Event, Id, Point, Timestamp, Value};
+
+/// The first bytes of every snapshot.
+const MAGIC: &[u8; 8] = b"CCPNSNAP";
+/// The layout of the state: bumped whenever it changes.
+pub(crate) const VERSION: u32 = 1;
+
+/// A snapshot could not be restored.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum RestoreError {
+    /// The bytes do not start like a snapshot.
+    #[error("not a ccpn detector snapshot")]
+    NotASnapshot,
+    /// The snapshot was written by a ccpn with another state layout.
+    #[error("snapshot format version {found}; this ccpn reads version {expected}")]
+    Version {
+        /// The snapshot's version.
+        found: u32,
+        /// The version this ccpn writes and reads.
+        expected: u32,
+    },
+    /// The snapshot was taken of another net (or the net's text or GeoJSON files
+    /// changed since).
+    #[error("the snapshot belongs to another net (or the net or its GeoJSON files changed since it was taken)")]
+    OtherNet,
+    /// The snapshot is truncated or damaged.
+    #[error("the snapshot is damaged: {0}")]
+    Corrupt(String),
+}
+
+/// What follows the header.
+#[derive(Serialize, Deserialize)]
+struct Body {
+    /// The input events tokens refer to.
+    events: Vec<EventState>,
+    /// The constituent lists tokens refer to: (processing number, event) each.
+    members: Vec<Vec<(u64, u32)>>,
+    /// The state, postcard-encoded, referring to the two tables by position.
+    state: Vec<u8>,
+}
+
+/// Encodes `state` as a snapshot of the net with `fingerprint`.
+pub(crate) fn encode<S: Serialize>(fingerprint: &[u8; 32], state: &S) -> Vec<u8> {
+    OUT.with_borrow_mut(|out| *out = Some(Tables::default()));
+    let encoded = postcard::to_stdvec(state);
+    let mut tables = OUT.with_borrow_mut(Option::take).unwrap_or_default();
+    // Serialising runtime state cannot fail: every value has a plain representation.
+    let state = encoded.expect("runtime state serialises");
+    let members = std::mem::take(&mut tables.member_list)
+        .iter()
+        .map(|ms| {
+            ms.iter()
+                .map(|m| (m.seq, tables.term_number(&m.event)))
+                .collect()
+        })
+        .collect();
+    let events = tables
+        .term_list
+        .iter()
+        .map(|t| EventState::from(&***t))
+        .collect();
+    let body = Body {
+        events,
+        members,
+        state,
+    };
+    let body = postcard::to_stdvec(&body).expect("runtime state serialises");
+    let mut bytes = Vec::with_capacity(MAGIC.len() + 4 + 32 + 32 + body.len());
+    bytes.extend_from_slice(MAGIC);
+    bytes.extend_from_slice(&VERSION.to_le_bytes());
+    bytes.extend_from_slice(fingerprint);
+    bytes.extend_from_slice(&Sha256::digest(&body));
+    bytes.extend_from_slice(&body);
+    bytes
+}
+
+/// Decodes a snapshot of the net with `fingerprint`; events are rewrapped with the
+/// net's `key_attrs`.
+pub(crate) fn decode<S: for<'de> Deserialize<'de>>(
+    fingerprint: &[u8; 32],
+    key_attrs: &[Arc<str>],
+    bytes: &[u8],
+) -> Result<S, RestoreError> {
+    let rest = bytes
+        .strip_prefix(MAGIC)
+        .ok_or(RestoreError::NotASnapshot)?;
+    let (version, rest) = rest
+        .split_first_chunk::<4>()
+        .ok_or(RestoreError::NotASnapshot)?;
+    let found = u32::from_le_bytes(*version);
+    if found != VERSION {
+        return Err(RestoreError::Version {
+            found,
+            expected: VERSION,
+        });
+    }
+    let (theirs, rest) = rest
+        .split_first_chunk::<32>()
+        .ok_or(RestoreError::NotASnapshot)?;
+    if theirs != fingerprint {
+        return Err(RestoreError::OtherNet);
+    }
+    let (sum, rest) = rest
+        .split_first_chunk::<32>()
+        .ok_or(RestoreError::NotASnapshot)?;
+    if Sha256::digest(rest)[..] != sum[..] {
+        return Err(RestoreError::Corrupt(
+            "its checksum does not match (truncated or altered)".into(),
+        ));
+    }
+    let corrupt = |e: postcard::Error| RestoreError::Corrupt(e.to_string());
+    let body: Body = postcard::from_bytes(rest).map_err(corrupt)?;
+    let terms: Vec<Arc<Term>> = body
+        .events
+        .into_iter()
+        .map(|e| Event::try_from(e).map(|e| Arc::new(Term::new(e, key_attrs))))
+        .collect::<Result<_, _>>()
+        .map_err(RestoreError::Corrupt)?;
+    let members = body
+        .members
+        .into_iter()
+        .map(|ms| {
+            ms.into_iter()
+                .map(|(seq, t)| {
+                    let event = terms
+                        .get(t as usize)
+                        .cloned()
+                        .ok_or_else(|| RestoreError::Corrupt(format!("no event number {t}")))?;
+                    Ok(Member { seq, event })
+                })
+                .collect::<Result<Arc<[Member]>, RestoreError>>()
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    IN.with_borrow_mut(|tables| *tables = Some(Lookup { terms, members }));
+    let state = postcard::from_bytes(&body.state);
+    IN.with_borrow_mut(Option::take);
+    state.map_err(corrupt)
+}
+
+/// The tables of the snapshot being written.
+#[derive(Default)]
+struct Tables {
+    terms: FxHashMap<*const Term, u32>,
+    term_list: Vec<Arc<Term>>,
+    members: FxHashMap<(*const Member, usize), u32>,
+    member_list: Vec<Arc<[Member]>>,
+}
+
+impl Tables {
+    fn term_number(&mut self, t: &Arc<Term>) -> u32 {
+        let next = self.term_list.len() as u32;
+        *self.terms.entry(Arc::as_ptr(t)).or_insert_with(|| {
+            self.term_list.push(t.clone());
+            next
+        })
+    }
+
+    fn members_number(&mut self, ms: &Arc<[Member]>) -> u32 {
+        let next = self.member_list.len() as u32;
+        *self
+            .members
+            .entry((ms.as_ptr(), ms.len()))
+            .or_insert_with(|| {
+                self.member_list.push(ms.clone());
+                next
+            })
+    }
+}
+
+/// The tables of the snapshot being read.
+struct Lookup {
+    terms: Vec<Arc<Term>>,
+    members: Vec<Arc<[Member]>>,
+}
+
+thread_local! {
+    static OUT: RefCell<Option<Tables>> = const { RefCell::new(None) };
+    static IN: RefCell<Option<Lookup>> = const { RefCell::new(None) };
+}
+
+/// Serde for a token's terminator: its number in the snapshot's event table.
+pub(crate) mod term {
+    use super::*;
+    use serde::{de, ser, Deserializer, Serializer};
+
+    pub(crate) fn serialize<S: Serializer>(t: &Arc<Term>, s: S) -> Result<S::Ok, S::Error> {
+        let n = OUT
+            .with_borrow_mut(|out| out.as_mut().map(|o| o.term_number(t)))
+            .ok_or_else(|| ser::Error::custom("a token is serialised outside a snapshot"))?;
+        s.serialize_u32(n)
+    }
+
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Arc<Term>, D::Error> {
+        let n = u32::deserialize(d)?;
+        IN.with_borrow(|tables| {
+            tables
+                .as_ref()
+                .and_then(|t| t.terms.get(n as usize).cloned())
+                .ok_or_else(|| de::Error::custom(format!("no event number {n}")))
+        })
+    }
+}
+
+/// Serde for a token's constituents: their number in the snapshot's table.
+pub(crate) mod members {
+    use super::*;
+    use serde::{de, ser, Deserializer, Serializer};
+
+    pub(crate) fn serialize<S: Serializer>(ms: &Arc<[Member]>, s: S) -> Result<S::Ok, S::Error> {
+        let n = OUT
+            .with_borrow_mut(|out| out.as_mut().map(|o| o.members_number(ms)))
+            .ok_or_else(|| ser::Error::custom("a token is serialised outside a snapshot"))?;
+        s.serialize_u32(n)
+    }
+
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Arc<[Member]>, D::Error> {
+        let n = u32::deserialize(d)?;
+        IN.with_borrow(|tables| {
+            tables
+                .as_ref()
+                .and_then(|t| t.members.get(n as usize).cloned())
+                .ok_or_else(|| de::Error::custom(format!("no constituent list number {n}")))
+        })
+    }
+}
+
+/// An input event as a snapshot stores it.
+#[derive(Serialize, Deserialize)]
+struct EventState {
+    id: IdState,
+    kind: Box<str>,
+    time: i64,
+    time_text: Option<Box<str>>,
+    location: Option<(f64, f64)>,
+    attrs: Vec<(Box<str>, ValueState)>,
+}
+
+#[derive(Serialize, Deserialize)]
+enum IdState {
+    Int(i64),
+    UInt(u64),
+    Str(Box<str>),
+}
+
+/// An attribute value as a snapshot stores it (tagged, unlike its JSON form).
+#[derive(Serialize, Deserialize)]
+pub(crate) enum ValueState {
+    Num(f64),
+    Str(Box<str>),
+    Bool(bool),
+}
+
+impl From<&Value> for ValueState {
+    fn from(v: &Value) -> ValueState {
+        match v {
+            Value::Num(n) => ValueState::Num(*n),
+            Value::Str(s) => ValueState::Str((**s).into()),
+            Value::Bool(b) => ValueState::Bool(*b),
+        }
+    }
+}
+
+impl From<ValueState> for Value {
+    fn from(v: ValueState) -> Value {
+        match v {
+            ValueState::Num(n) => Value::Num(n),
+            ValueState::Str(s) => Value::Str(s.into()),
+            ValueState::Bool(b) => Value::Bool(b),
+        }
+    }
+}
+
+impl From<&Event> for EventState {
+    fn from(e: &Event) -> EventState {
+        EventState {
+            id: match &e.id {
+                Id::Int(v) => IdState::Int(*v),
+                Id::UInt(v) => IdState::UInt(*v),
+                Id::Str(s) => IdState::Str((**s).into()),
+            },
+            kind: (*e.kind).into(),
+            time: e.time.micros(),
+            time_text: e.time_text.as_deref().map(Into::into),
+            location: e.location.map(|p| (p.x, p.y)),
+            attrs: e
+                .attrs
+                .iter()
+                .map(|(k, v)| ((**k).into(), v.into()))
+                .collect(),
+        }
+    }
+}
+
+impl TryFrom<EventState> for Event {
+    type Error = String;
+
+    fn try_from(e: EventState) -> Result<Event, String> {
+        Ok(Event {
+            id: match e.id {
+                IdState::Int(v) => Id::Int(v),
+                IdState::UInt(v) => Id::UInt(v),
+                IdState::Str(s) => Id::Str(s.into()),
+            },
+            kind: e.kind.into(),
+            time: Timestamp::from_micros(e.time)
+                .ok_or_else(|| format!("event time {} µs is out of range", e.time))?,
+            time_text: e.time_text.map(Into::into),
+            location: e.location.map(|(x, y)| Point { x, y }),
+            attrs: e
+                .attrs
+                .into_iter()
+                .map(|(k, v)| (k.into(), v.into()))
+                .collect(),
+        })
+    }
+}
