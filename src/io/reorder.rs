@@ -90,6 +90,46 @@ impl<T> Reorder<T> {
         }
     }
 
+    /// A reorder buffer as another was when it had seen times up to `newest` and
+    /// released up to `released`, holding nothing yet: to resume from a checkpoint,
+    /// which puts the items the other held back with [`Reorder::push`].
+    ///
+    /// ```
+    /// use ccpn::io::reorder::Reorder;
+    /// use ccpn::Timestamp;
+    /// let t = |s: i64| Timestamp::from_micros(s * 1_000_000).unwrap();
+    /// let mut r = Reorder::new(5_000_000);
+    /// for (line, s) in [(1, 10), (2, 16), (3, 12)] {
+    ///     r.push(t(s), line, ()).unwrap();
+    /// }
+    /// assert_eq!(r.pop_ready(), Some((t(10), 1, ())));
+    /// let held: Vec<u64> = r.held_lines().collect();
+    ///
+    /// let mut again = Reorder::resumed(5_000_000, r.newest_seen(), r.released_up_to());
+    /// for line in held {
+    ///     let s = [0, 10, 16, 12][line as usize];
+    ///     again.push(t(s), line, ()).unwrap();
+    /// }
+    /// assert!(again.push(t(9), 4, ()).is_err()); // late, as it would have been
+    /// assert_eq!(again.pop_any(), r.pop_any());
+    /// ```
+    pub fn resumed(
+        max_delay_micros: i64,
+        newest: Option<Timestamp>,
+        released: Option<Timestamp>,
+    ) -> Self {
+        Reorder {
+            newest,
+            released,
+            ..Reorder::new(max_delay_micros)
+        }
+    }
+
+    /// The line numbers of the items held, in no particular order.
+    pub fn held_lines(&self) -> impl Iterator<Item = u64> + '_ {
+        self.heap.iter().map(|h| h.line)
+    }
+
     /// The delay, in microseconds.
     pub fn max_delay_micros(&self) -> i64 {
         self.max_delay

@@ -60,6 +60,22 @@ pub(crate) struct Args {
     #[arg(long)]
     pub(crate) no_zone_index: bool,
 
+    /// Save the run's whole state to FILE every `--checkpoint-every` input lines
+    /// (atomically: a crash leaves the previous checkpoint or the new one). Needs
+    /// JSON Lines output.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) checkpoint: Option<PathBuf>,
+
+    /// Input lines between checkpoints.
+    #[arg(long, value_name = "N", default_value_t = 100_000, value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) checkpoint_every: u64,
+
+    /// Continue from the checkpoint in FILE (made by `--checkpoint` with the same net
+    /// and options) on the same input: the lines it had consumed are skipped, and
+    /// detections go on with the next `seq`. Without such a file, start afresh.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) resume: Option<PathBuf>,
+
     /// Longest accepted input line, in bytes.
     #[arg(long, value_name = "BYTES", default_value_t = ccpn::io::read::DEFAULT_MAX_LINE_BYTES)]
     pub(crate) max_line_bytes: usize,

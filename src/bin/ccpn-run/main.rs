@@ -5,6 +5,7 @@
 //! `--strict` stopped at a bad or late line. A closed stdout ends the run quietly (0).
 
 mod args;
+mod checkpoint;
 mod pipeline;
 
 use std::io::Write;
@@ -18,6 +19,10 @@ use args::Args;
 
 fn main() -> ExitCode {
     let args = Args::parse();
+    if args.checkpoint.is_some() && args.output == args::OutputArg::Geojson {
+        eprintln!("ccpn-run: --checkpoint needs JSON Lines output: a resumed run cannot continue a GeoJSON document");
+        return ExitCode::from(2);
+    }
     let net = match Net::from_file(&args.net) {
         Ok(net) => net,
         Err(e) => {

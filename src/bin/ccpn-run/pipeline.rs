@@ -2,8 +2,10 @@
 //! on the main thread, and a writer thread, joined by bounded crossbeam channels that
 //! carry batches.
 
+use std::collections::HashSet;
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, BufWriter, Write};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -12,12 +14,13 @@ use std::time::Instant;
 
 use crossbeam_channel::{bounded, Receiver, Sender};
 
-use ccpn::io::read::{is_blank, Format, LineParser, Lines};
+use ccpn::io::read::{is_blank, Format, LineError, LineParser, Lines};
 use ccpn::io::reorder::Reorder;
 use ccpn::io::write::{GeoJson, JsonLines};
 use ccpn::{Detection, Detector, DetectorOptions, Event, Net};
 
 use crate::args::{Args, FormatArg, OutputArg};
+use crate::checkpoint::{write_atomically, Checkpoint, Position};
 
 /// Events (or detections) per channel message.
 const BATCH: usize = 1024;
@@ -37,6 +40,44 @@ struct ReadCounts {
 /// Runs the net over the input; returns the exit status.
 pub(crate) fn run(args: &Args, net: Net) -> io::Result<ExitCode> {
     let started = Instant::now();
+    let outputs: Vec<String> = net.outputs().map(str::to_owned).collect();
+    let options = DetectorOptions {
+        max_tokens: args.max_tokens,
+        max_sets: args.max_sets,
+        zone_index: !args.no_zone_index,
+    };
+    // Resume from a checkpoint, or start afresh.
+    let resumed = match &args.resume {
+        Some(path) => match Checkpoint::read(path) {
+            Ok(Some(c)) => Some(c),
+            Ok(None) => {
+                eprintln!(
+                    "ccpn-run: no checkpoint at {}: starting from the first line",
+                    path.display()
+                );
+                None
+            }
+            Err(e) => return Ok(refuse(&e)),
+        },
+        None => None,
+    };
+    let (mut detector, mut per_output, mut late_in_detector, resume) = match resumed {
+        Some(c) => match Detector::restore(&net, &c.detector) {
+            Ok(d) if c.per_output.len() == outputs.len() => {
+                (d, c.per_output, c.late_in_detector, Some(c.position))
+            }
+            Ok(_) => return Ok(refuse("checkpoint: its outputs are not the net's")),
+            Err(e) => return Ok(refuse(&format!("checkpoint: {e}"))),
+        },
+        None => (
+            Detector::with_options(&net, options),
+            vec![0u64; outputs.len()],
+            0,
+            None,
+        ),
+    };
+    let processed_before = detector.stats().processed;
+
     let input: Box<dyn BufRead + Send> = match &args.events {
         Some(p) if p.as_os_str() != "-" => {
             Box::new(BufReader::with_capacity(1 << 16, File::open(p)?))
@@ -44,12 +85,16 @@ pub(crate) fn run(args: &Args, net: Net) -> io::Result<ExitCode> {
         _ => Box::new(BufReader::with_capacity(1 << 16, io::stdin())),
     };
     let late_file = match &args.late {
+        // A resumed run adds to the late lines of the run it continues.
+        Some(p) if resume.is_some() => Some(BufWriter::new(
+            File::options().append(true).create(true).open(p)?,
+        )),
         Some(p) => Some(BufWriter::new(File::create(p)?)),
         None => None,
     };
     let stop = Arc::new(AtomicBool::new(false));
-    let (ev_tx, ev_rx) = bounded::<Vec<Event>>(DEPTH);
-    let (det_tx, det_rx) = bounded::<Vec<Detection>>(DEPTH);
+    let (ev_tx, ev_rx) = bounded::<ToDetector>(DEPTH);
+    let (det_tx, det_rx) = bounded::<ToWriter>(DEPTH);
 
     let space = net.space();
     let reader = {
@@ -62,30 +107,25 @@ pub(crate) fn run(args: &Args, net: Net) -> io::Result<ExitCode> {
             max_delay: args.max_delay,
             strict: args.strict,
             max_line_bytes: args.max_line_bytes,
+            checkpoint_every: if args.checkpoint.is_some() {
+                args.checkpoint_every
+            } else {
+                0
+            },
         };
         thread::Builder::new()
             .name("reader".into())
-            .spawn(move || read_events(input, cfg, late_file, ev_tx, &stop))?
+            .spawn(move || read_events(input, cfg, late_file, ev_tx, &stop, resume))?
     };
     let writer = {
         let stop = stop.clone();
         let output = args.output;
+        let checkpoint = args.checkpoint.clone();
         thread::Builder::new()
             .name("writer".into())
-            .spawn(move || write_detections(det_rx, space, output, &stop))?
+            .spawn(move || write_detections(det_rx, space, output, checkpoint, &stop))?
     };
 
-    let mut detector = Detector::with_options(
-        &net,
-        DetectorOptions {
-            max_tokens: args.max_tokens,
-            max_sets: args.max_sets,
-            zone_index: !args.no_zone_index,
-        },
-    );
-    let outputs: Vec<String> = net.outputs().map(str::to_owned).collect();
-    let mut per_output = vec![0u64; outputs.len()];
-    let mut late_in_detector = 0u64;
     let mut warned_evictions = false;
     let count = |per_output: &mut [u64], batch: &[Detection]| {
         for d in batch {
@@ -94,30 +134,44 @@ pub(crate) fn run(args: &Args, net: Net) -> io::Result<ExitCode> {
             }
         }
     };
-    for batch in ev_rx.iter() {
-        let mut found = Vec::new();
-        for ev in batch {
-            if detector.push_into(ev, &mut found).is_err() {
-                late_in_detector += 1;
+    for msg in ev_rx.iter() {
+        let sent = match msg {
+            ToDetector::Events(batch) => {
+                let mut found = Vec::new();
+                for ev in batch {
+                    if detector.push_into(ev, &mut found).is_err() {
+                        late_in_detector += 1;
+                    }
+                }
+                if !warned_evictions && detector.stats().evicted > 0 {
+                    warned_evictions = true;
+                    eprintln!("ccpn-run: warning: --max-tokens {} reached: the oldest waiting tokens are being evicted", args.max_tokens);
+                }
+                count(&mut per_output, &found);
+                found.is_empty() || det_tx.send(ToWriter::Detections(found)).is_ok()
             }
-        }
-        if !warned_evictions && detector.stats().evicted > 0 {
-            warned_evictions = true;
-            eprintln!("ccpn-run: warning: --max-tokens {} reached: the oldest waiting tokens are being evicted", args.max_tokens);
-        }
-        if !found.is_empty() {
-            count(&mut per_output, &found);
-            if det_tx.send(found).is_err() {
-                stop.store(true, Ordering::Relaxed);
-                break;
+            ToDetector::Mark(position) => {
+                let checkpoint = Checkpoint {
+                    position,
+                    per_output: per_output.clone(),
+                    late_in_detector,
+                    detector: detector.snapshot(),
+                };
+                det_tx
+                    .send(ToWriter::Checkpoint(checkpoint.encode()))
+                    .is_ok()
             }
+        };
+        if !sent {
+            stop.store(true, Ordering::Relaxed);
+            break;
         }
     }
     drop(ev_rx);
     let last = detector.finish();
     count(&mut per_output, &last);
     if !last.is_empty() {
-        let _ = det_tx.send(last);
+        let _ = det_tx.send(ToWriter::Detections(last));
     }
     drop(det_tx);
     let counts = reader
@@ -164,7 +218,7 @@ pub(crate) fn run(args: &Args, net: Net) -> io::Result<ExitCode> {
             "late": counts.late + late_in_detector,
             "detections": stats.detections,
             "by_output": by_output,
-            "events_per_s": if elapsed > 0.0 { (stats.processed as f64 / elapsed).round() } else { 0.0 },
+            "events_per_s": if elapsed > 0.0 { ((stats.processed - processed_before) as f64 / elapsed).round() } else { 0.0 },
             "elapsed_s": elapsed,
             "live_tokens": stats.live_tokens,
             "peak_live_tokens": stats.peak_live_tokens,
@@ -190,148 +244,278 @@ struct ReaderConfig {
     max_delay: i64,
     strict: bool,
     max_line_bytes: usize,
+    /// Send a checkpoint mark after every this many lines (0: never).
+    checkpoint_every: u64,
 }
 
-/// Reads, parses and reorders lines; reports bad and late ones on stderr.
+/// What the reader sends the detector.
+enum ToDetector {
+    Events(Vec<Event>),
+    /// Every line up to here is read: the detector is to checkpoint, once it has
+    /// processed the events sent before.
+    Mark(Position),
+}
+
+/// The reader's state: counts, the input's parser once its format is known, and
+/// the events held for reordering.
+struct Reader {
+    cfg: ReaderConfig,
+    counts: ReadCounts,
+    parser: Option<LineParser>,
+    reorder: Reorder<Event>,
+    batch: Vec<Event>,
+    // Not a held lock: the detector thread writes warnings to stderr too, and must
+    // never wait on this thread while this thread waits on it.
+    err: BufWriter<io::Stderr>,
+    late_file: Option<BufWriter<File>>,
+    tx: Sender<ToDetector>,
+}
+
+/// Reads, parses and reorders lines; reports bad and late ones on stderr. With a
+/// checkpoint's `resume` position, the lines up to it are only read again where the
+/// run needs them: to learn the format, and for the events it held for reordering.
 fn read_events(
     input: Box<dyn BufRead + Send>,
     cfg: ReaderConfig,
-    mut late_file: Option<BufWriter<File>>,
-    tx: Sender<Vec<Event>>,
+    late_file: Option<BufWriter<File>>,
+    tx: Sender<ToDetector>,
     stop: &AtomicBool,
+    resume: Option<Position>,
 ) -> io::Result<ReadCounts> {
     let mut lines = Lines::new(input, cfg.max_line_bytes);
-    let mut counts = ReadCounts::default();
-    let mut parser: Option<LineParser> = match cfg.format {
-        FormatArg::Jsonl => {
-            Some(LineParser::json(cfg.space).with_known_names(cfg.names.iter().map(String::as_str)))
-        }
-        _ => None,
+    let mut r = Reader {
+        counts: ReadCounts::default(),
+        parser: match cfg.format {
+            FormatArg::Jsonl => Some(
+                LineParser::json(cfg.space).with_known_names(cfg.names.iter().map(String::as_str)),
+            ),
+            _ => None,
+        },
+        reorder: Reorder::new(cfg.max_delay),
+        batch: Vec::with_capacity(BATCH),
+        err: BufWriter::new(io::stderr()),
+        late_file,
+        tx,
+        cfg,
     };
-    let mut reorder: Reorder<Event> = Reorder::new(cfg.max_delay);
-    let mut batch = Vec::with_capacity(BATCH);
-    // Not a held lock: the detector thread writes warnings to stderr too, and must
-    // never wait on this thread while this thread waits on it.
-    let mut err = BufWriter::new(io::stderr());
-    let flush = |batch: &mut Vec<Event>| -> bool {
-        if batch.is_empty() {
-            return true;
+    let (skip_to, mut held) = match resume {
+        Some(p) => {
+            r.counts.read = p.read;
+            r.counts.rejected = p.rejected;
+            r.counts.late = p.late;
+            r.reorder = Reorder::resumed(r.cfg.max_delay, p.newest, p.released);
+            (p.line, p.held.into_iter().collect::<HashSet<u64>>())
         }
-        tx.send(std::mem::replace(batch, Vec::with_capacity(BATCH)))
-            .is_ok()
+        None => (0, HashSet::new()),
     };
+    let mut last = 0;
     while let Some(next) = lines.next_line() {
         if stop.load(Ordering::Relaxed) {
             break;
         }
         let (no, line) = next?;
-        let line = match line {
-            Ok(l) if is_blank(l) => continue,
-            Ok(l) => l,
-            Err(e) => {
-                counts.read += 1;
-                counts.rejected += 1;
-                writeln!(err, "ccpn-run: line {no}: rejected: {e}")?;
-                if cfg.strict {
-                    counts.stopped = true;
-                    break;
-                }
-                continue;
+        last = no;
+        if no <= skip_to {
+            if let Ok(line) = line {
+                r.replay(no, line, &mut held)?;
             }
-        };
-        let p = match &parser {
-            Some(p) => p,
-            None => {
-                let format = match cfg.format {
-                    FormatArg::Csv => Format::Csv,
-                    FormatArg::Jsonl => Format::JsonLines,
-                    FormatArg::Auto => Format::detect(line),
-                };
-                if format == Format::Csv {
-                    match LineParser::csv(line, cfg.space) {
-                        Ok(p) => {
-                            parser = Some(p.with_known_names(cfg.names.iter().map(String::as_str)))
-                        }
-                        Err(e) => {
-                            // Neither an event nor a usable header: the line is rejected
-                            // and the next one is tried as the start of the input.
-                            counts.read += 1;
-                            counts.rejected += 1;
-                            writeln!(err, "ccpn-run: line {no}: rejected: not a JSON event nor a CSV header: {e}")?;
-                            if cfg.strict {
-                                counts.stopped = true;
-                                break;
-                            }
-                        }
-                    }
-                    continue;
-                }
-                parser.insert(
-                    LineParser::json(cfg.space)
-                        .with_known_names(cfg.names.iter().map(String::as_str)),
-                )
-            }
-        };
-        counts.read += 1;
-        match p.parse(line) {
-            Ok(ev) => match reorder.offer(ev.time, no, ev) {
-                Ok(now) => {
-                    match now {
-                        Some((_, _, ev)) => batch.push(ev),
-                        None => {
-                            while let Some((_, _, ev)) = reorder.pop_ready() {
-                                batch.push(ev);
-                            }
-                        }
-                    }
-                    if batch.len() >= BATCH && !flush(&mut batch) {
-                        break;
-                    }
-                }
-                Err(late) => {
-                    counts.late += 1;
-                    writeln!(err, "ccpn-run: line {no}: {late}")?;
-                    if let Some(f) = late_file.as_mut() {
-                        f.write_all(line)?;
-                        f.write_all(b"\n")?;
-                    }
-                    if cfg.strict {
-                        counts.stopped = true;
-                        break;
-                    }
-                }
-            },
-            Err(e) => {
-                counts.rejected += 1;
-                writeln!(err, "ccpn-run: line {no}: rejected: {e}")?;
-                if cfg.strict {
-                    counts.stopped = true;
-                    break;
-                }
-            }
+            continue;
+        }
+        if !r.line(no, line)? {
+            break;
+        }
+        if r.cfg.checkpoint_every > 0 && no % r.cfg.checkpoint_every == 0 && !r.mark(no) {
+            break;
         }
     }
-    if !counts.stopped {
-        while let Some((_, _, ev)) = reorder.pop_any() {
-            batch.push(ev);
-        }
-    } else {
-        // Lines held for reordering were read but not processed: count them as rejected.
-        counts.rejected += reorder.len() as u64;
+    if last < skip_to || !held.is_empty() {
+        return Err(io::Error::other(format!(
+            "the input is not the one checkpointed: it has {last} lines, the checkpoint had read {skip_to}"
+        )));
     }
-    flush(&mut batch);
-    err.flush()?;
-    if let Some(mut f) = late_file {
-        f.flush()?;
-    }
-    Ok(counts)
+    r.finish()
 }
 
-/// Writes detections on stdout, as JSON Lines or as a GeoJSON FeatureCollection.
+impl Reader {
+    /// Takes line `no`; `false` when the run is to stop.
+    fn line(&mut self, no: u64, line: Result<&[u8], LineError>) -> io::Result<bool> {
+        let line = match line {
+            Ok(l) if is_blank(l) => return Ok(true),
+            Ok(l) => l,
+            Err(e) => {
+                self.counts.read += 1;
+                return self.reject(no, &e);
+            }
+        };
+        match self.start(no, line, false)? {
+            Start::Event => {}
+            Start::Header => return Ok(true),
+            Start::Rejected => return Ok(!self.cfg.strict),
+        }
+        let p = self.parser.as_ref().expect("the format is known");
+        self.counts.read += 1;
+        let ev = match p.parse(line) {
+            Ok(ev) => ev,
+            Err(e) => return self.reject(no, &e),
+        };
+        match self.reorder.offer(ev.time, no, ev) {
+            Ok(now) => {
+                match now {
+                    Some((_, _, ev)) => self.batch.push(ev),
+                    None => {
+                        while let Some((_, _, ev)) = self.reorder.pop_ready() {
+                            self.batch.push(ev);
+                        }
+                    }
+                }
+                Ok(self.batch.len() < BATCH || self.flush())
+            }
+            Err(late) => {
+                self.counts.late += 1;
+                writeln!(self.err, "ccpn-run: line {no}: {late}")?;
+                if let Some(f) = self.late_file.as_mut() {
+                    f.write_all(line)?;
+                    f.write_all(b"\n")?;
+                }
+                if self.cfg.strict {
+                    self.counts.stopped = true;
+                }
+                Ok(!self.cfg.strict)
+            }
+        }
+    }
+
+    /// Counts and reports a bad line; `false` when `--strict` stops the run.
+    fn reject(&mut self, no: u64, why: &dyn std::fmt::Display) -> io::Result<bool> {
+        self.counts.rejected += 1;
+        writeln!(self.err, "ccpn-run: line {no}: rejected: {why}")?;
+        if self.cfg.strict {
+            self.counts.stopped = true;
+        }
+        Ok(!self.cfg.strict)
+    }
+
+    /// Until the input's format is known, learns it from the first non-blank line:
+    /// a CSV header is used up, a JSON line is an event.
+    fn start(&mut self, no: u64, line: &[u8], quiet: bool) -> io::Result<Start> {
+        if self.parser.is_some() {
+            return Ok(Start::Event);
+        }
+        let names = self.cfg.names.iter().map(String::as_str);
+        let format = match self.cfg.format {
+            FormatArg::Csv => Format::Csv,
+            FormatArg::Jsonl => Format::JsonLines,
+            FormatArg::Auto => Format::detect(line),
+        };
+        if format != Format::Csv {
+            self.parser = Some(LineParser::json(self.cfg.space).with_known_names(names));
+            return Ok(Start::Event);
+        }
+        match LineParser::csv(line, self.cfg.space) {
+            Ok(p) => {
+                self.parser = Some(p.with_known_names(names));
+                Ok(Start::Header)
+            }
+            // Neither an event nor a usable header: the line is rejected and the
+            // next one is tried as the start of the input.
+            Err(_) if quiet => Ok(Start::Rejected),
+            Err(e) => {
+                self.counts.read += 1;
+                let why = format!("not a JSON event nor a CSV header: {e}");
+                self.reject(no, &why)?;
+                Ok(Start::Rejected)
+            }
+        }
+    }
+
+    /// Takes line `no` again, before the checkpoint resumed from: only to learn the
+    /// format, and to hold again an event the checkpointed run held.
+    fn replay(&mut self, no: u64, line: &[u8], held: &mut HashSet<u64>) -> io::Result<()> {
+        if is_blank(line) || self.start(no, line, true)? != Start::Event || !held.remove(&no) {
+            return Ok(());
+        }
+        let p = self.parser.as_ref().expect("the format is known");
+        let again = p
+            .parse(line)
+            .ok()
+            .map(|ev| self.reorder.push(ev.time, no, ev));
+        match again {
+            Some(Ok(())) => Ok(()),
+            _ => Err(io::Error::other(format!(
+                "the input is not the one checkpointed: line {no} no longer holds the event it held"
+            ))),
+        }
+    }
+
+    /// Sends the events read so far, then a checkpoint mark; `false` if the detector
+    /// has gone.
+    fn mark(&mut self, no: u64) -> bool {
+        let position = Position {
+            line: no,
+            read: self.counts.read,
+            rejected: self.counts.rejected,
+            late: self.counts.late,
+            newest: self.reorder.newest_seen(),
+            released: self.reorder.released_up_to(),
+            held: self.reorder.held_lines().collect(),
+        };
+        self.flush() && self.tx.send(ToDetector::Mark(position)).is_ok()
+    }
+
+    /// Sends the batch; `false` if the detector has gone.
+    fn flush(&mut self) -> bool {
+        if self.batch.is_empty() {
+            return true;
+        }
+        let batch = std::mem::replace(&mut self.batch, Vec::with_capacity(BATCH));
+        self.tx.send(ToDetector::Events(batch)).is_ok()
+    }
+
+    /// At the end of input: releases what is held (or, stopped by `--strict`,
+    /// counts it as rejected).
+    fn finish(mut self) -> io::Result<ReadCounts> {
+        if !self.counts.stopped {
+            while let Some((_, _, ev)) = self.reorder.pop_any() {
+                self.batch.push(ev);
+            }
+        } else {
+            // Lines held for reordering were read but not processed.
+            self.counts.rejected += self.reorder.len() as u64;
+        }
+        self.flush();
+        self.err.flush()?;
+        if let Some(mut f) = self.late_file.take() {
+            f.flush()?;
+        }
+        Ok(self.counts)
+    }
+}
+
+/// What the first lines of an input are.
+#[derive(PartialEq)]
+enum Start {
+    /// An event (the format is known).
+    Event,
+    /// A CSV header, used up.
+    Header,
+    /// Neither: rejected.
+    Rejected,
+}
+
+/// What the detector sends the writer.
+enum ToWriter {
+    Detections(Vec<Detection>),
+    /// A checkpoint to write once every detection before it is written.
+    Checkpoint(Vec<u8>),
+}
+
+/// Writes detections on stdout, as JSON Lines or as a GeoJSON FeatureCollection, and
+/// each checkpoint once the detections before it are out.
 fn write_detections(
-    rx: Receiver<Vec<Detection>>,
+    rx: Receiver<ToWriter>,
     space: ccpn::Space,
     output: OutputArg,
+    checkpoint: Option<PathBuf>,
     stop: &AtomicBool,
 ) -> io::Result<()> {
     let stdout = io::stdout();
@@ -339,11 +523,25 @@ fn write_detections(
     let lines = JsonLines::new(space);
     let mut geo = GeoJson::new();
     let result = (|| {
-        for batch in rx.iter() {
-            for d in &batch {
-                match output {
-                    OutputArg::Jsonl => lines.write(&mut out, d)?,
-                    OutputArg::Geojson => geo.write(&mut out, d)?,
+        for msg in rx.iter() {
+            match msg {
+                ToWriter::Detections(batch) => {
+                    for d in &batch {
+                        match output {
+                            OutputArg::Jsonl => lines.write(&mut out, d)?,
+                            OutputArg::Geojson => geo.write(&mut out, d)?,
+                        }
+                    }
+                }
+                ToWriter::Checkpoint(bytes) => {
+                    out.flush()?;
+                    let path = checkpoint.as_deref().expect("checkpoints only with a path");
+                    if let Err(e) = write_atomically(path, &bytes) {
+                        eprintln!(
+                            "ccpn-run: warning: cannot write checkpoint {}: {e}",
+                            path.display()
+                        );
+                    }
                 }
             }
         }
@@ -358,4 +556,10 @@ fn write_detections(
         for _ in rx.iter() {}
     }
     result
+}
+
+/// Reports a checkpoint that cannot be resumed from: exit status 2.
+fn refuse(why: &str) -> ExitCode {
+    eprintln!("ccpn-run: {why}");
+    ExitCode::from(2)
 }
