@@ -13,7 +13,6 @@ use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
 #[path = "../examples/common/targets.rs"]
-#[allow(dead_code)]
 mod targets;
 
 fn bin() -> Command {
