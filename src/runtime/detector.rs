@@ -21,7 +21,8 @@ use crate::Net;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DetectorOptions {
     /// The most tokens the net's places may hold at once. When reached, each new
-    /// token evicts the oldest of its own place, and [`Stats::evicted`] counts them.
+    /// token evicts the oldest token of its place with the same key (or, having none,
+    /// is turned away), and [`Stats::evicted`] counts them.
     pub max_tokens: usize,
     /// The most partial sets each counting index may hold at once (levels 2 to n−1).
     /// When reached, new sets are not kept, [`Stats::refused_sets`] counts them, and

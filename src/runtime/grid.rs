@@ -93,10 +93,15 @@ impl GridPlace {
         let Some(p) = tok.term.location else { return };
         let cell = self.cell(p);
         let (key, window) = (&self.key, self.window);
-        self.cells
+        let place = self
+            .cells
             .entry(cell)
-            .or_insert_with(|| Place::new(key.clone(), window))
-            .push(k, tok, now, budget);
+            .or_insert_with(|| Place::new(key.clone(), window));
+        place.push(k, tok, now, budget);
+        if place.len() == 0 {
+            // Turned away by the cap: keep no empty cell for it.
+            self.cells.remove(&cell);
+        }
     }
 
     /// Drops every cell's expired tokens, and empty cells, once per window.

@@ -124,7 +124,16 @@ impl Place {
         let horizon = self.sweep(now, budget);
         let b = match k {
             None => &mut self.flat,
-            Some(k) => self.keyed.entry(k.clone()).or_default(),
+            Some(k) => match self.keyed.get_mut(k) {
+                Some(b) => b,
+                None if budget.live >= budget.cap => {
+                    // No token of its key to give up: refuse the newcomer rather than
+                    // exceed the cap (and keep no empty bucket for it).
+                    budget.evicted += 1;
+                    return;
+                }
+                None => self.keyed.entry(k.clone()).or_default(),
+            },
         };
         if let Some(horizon) = horizon {
             let expired = pop_expired(b, horizon);
@@ -135,6 +144,9 @@ impl Place {
             budget.evicted += 1;
             if b.pop_front().is_none() {
                 // Nothing of ours to give up: refuse the newcomer rather than exceed the cap.
+                if let Some(k) = k {
+                    self.keyed.remove(k);
+                }
                 return;
             }
             self.len -= 1;

@@ -1,0 +1,141 @@
+//! Bounded memory under an adversarial stream (every event in one spot, at one
+//! time): `max_tokens` and `max_sets` hold, the heap stops growing once they are
+//! reached, and the bytes per live token and per kept counting set stay within the
+//! figures docs/performance.md gives. The heap is measured by a counting allocator.
+
+use std::alloc::System;
+use std::sync::Mutex;
+
+use cap::Cap;
+use ccpn::{Detector, DetectorOptions, Event, Net, Timestamp};
+
+#[global_allocator]
+static HEAP: Cap<System> = Cap::new(System, usize::MAX);
+
+/// The heap is shared by the tests of this file: one measures at a time.
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+fn net(events: &str) -> Net {
+    Net::from_ron(
+        "memory.ron",
+        &format!("Net(\n    events: {{ {events} }},\n    outputs: [\"out\"],\n)"),
+    )
+    .expect("net loads")
+}
+
+/// The `i`-th event of the stream: type `A`, one spot, one time, a key per event
+/// when `keyed`, and two attributes as sensors send them.
+fn event(i: u64, keyed: bool) -> Event {
+    let t = Timestamp::from_secs_f64(1_700_000_000.0).expect("time");
+    let e = Event::new(i as i64, "A", t)
+        .at(10.0, 20.0)
+        .with("speed", 12.5)
+        .with("iff", "foe");
+    if keyed {
+        e.with("k", i as f64)
+    } else {
+        e.with("k", 1.0)
+    }
+}
+
+/// Pushes `n` events from `from`; returns the heap's growth.
+fn push(detector: &mut Detector, from: u64, n: u64, keyed: bool) -> isize {
+    let before = HEAP.allocated() as isize;
+    for i in from..from + n {
+        let found = detector.push(event(i, keyed)).expect("in order");
+        assert!(found.is_empty(), "the stream detects nothing");
+    }
+    HEAP.allocated() as isize - before
+}
+
+/// Bytes per live token with `cap` tokens held, and the growth after the cap.
+fn tokens(keyed: bool) -> (f64, isize) {
+    // No window, no end: every `a` waits for a `b` that never comes.
+    let net = net(r#""a": Atomic(type: "A"), "b": Atomic(type: "B"),
+        "out": Seq(of: ["a", "b"], key: "k", context: Unrestricted)"#);
+    let cap = 20_000;
+    let mut detector = Detector::with_options(
+        &net,
+        DetectorOptions {
+            max_tokens: cap,
+            ..DetectorOptions::default()
+        },
+    );
+    let grown = push(&mut detector, 0, cap as u64, keyed);
+    assert_eq!(detector.stats().live_tokens, cap);
+    let after = push(&mut detector, cap as u64, 3 * cap as u64, keyed);
+    let stats = detector.stats();
+    assert_eq!(stats.live_tokens, cap, "the cap holds");
+    assert_eq!(stats.evicted, 3 * cap as u64, "each newcomer evicts one");
+    (grown as f64 / cap as f64, after)
+}
+
+#[test]
+fn max_tokens_bounds_the_heap() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let (per_token, after) = tokens(false);
+    eprintln!("one key: {per_token:.0} bytes per live token; {after} bytes more after the cap");
+    assert!(per_token < 1024.0, "{per_token} bytes per token");
+    assert!(
+        after < 64 * 1024,
+        "the heap grew {after} bytes past the cap"
+    );
+
+    let (per_token, after) = tokens(true);
+    eprintln!(
+        "a key per token: {per_token:.0} bytes per live token; {after} bytes more after the cap"
+    );
+    assert!(per_token < 1536.0, "{per_token} bytes per token");
+    assert!(
+        after < 256 * 1024,
+        "the heap grew {after} bytes past the cap"
+    );
+}
+
+#[test]
+fn max_sets_bounds_the_heap() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    // Every event is close to every other: the partial sets (levels 2 to 19) grow
+    // as 2^k, and the cap is reached before any set is complete.
+    let net = net(r#""a": Atomic(type: "A"),
+        "out": Count(of: "a", n: 20, distance: 100.0, window: "1h")"#);
+    let cap = 50_000;
+    let mut detector = Detector::with_options(
+        &net,
+        DetectorOptions {
+            max_sets: cap,
+            ..DetectorOptions::default()
+        },
+    );
+    let before = HEAP.allocated() as isize;
+    let mut i = 0;
+    while detector.stats().refused_sets == 0 {
+        let found = detector.push(event(i, true)).expect("in order");
+        assert!(found.is_empty(), "no 20 events yet");
+        i += 1;
+        assert!(i < 1_000, "the cap is never reached");
+    }
+    let stats = detector.stats();
+    let sets: usize = stats.live_sets.iter().sum();
+    let per_set = (HEAP.allocated() as isize - before) as f64 / sets as f64;
+    assert!(sets <= cap, "{sets} live sets, cap {cap}");
+    // Dense input: the cap stops the growth, the run goes on.
+    let grown = {
+        let before = HEAP.allocated() as isize;
+        for j in i..i + 200 {
+            let _ = detector.push(event(j, true)).expect("in order");
+        }
+        HEAP.allocated() as isize - before
+    };
+    let stats = detector.stats();
+    assert!(stats.live_sets.iter().sum::<usize>() <= cap);
+    assert!(stats.refused_sets > 0);
+    eprintln!(
+        "{sets} sets after {i} events: {per_set:.0} bytes per kept set; {grown} bytes more over 200 events past the cap"
+    );
+    assert!(per_set < 256.0, "{per_set} bytes per set");
+    assert!(
+        grown < 4 * 1024 * 1024,
+        "the heap grew {grown} bytes past the cap"
+    );
+}
