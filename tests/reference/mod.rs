@@ -11,6 +11,7 @@
 
 #![allow(dead_code)]
 
+pub mod against;
 pub mod gen;
 
 use std::collections::{BTreeMap, HashMap, HashSet};

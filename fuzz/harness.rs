@@ -1,0 +1,174 @@
+//! What the fuzz targets check, shared by `fuzz_targets/*.rs` (run by `cargo fuzz`
+//! on nightly Rust) and `tests/fuzz_corpus.rs` (which replays the corpora and the
+//! regressions with `cargo test` on stable Rust).
+//!
+//! - `net_loader`: any bytes as a net file either load or are refused with problems;
+//!   a net that loads draws, summarises and runs.
+//! - `event_reader`: any bytes as an input of JSON Lines or CSV, in both spaces:
+//!   every event parsed has a time in range and a valid location.
+//! - `detector`: random nets and streams (decoded from the bytes) through the
+//!   detector, compared with the brute-force reference of `tests/reference`, and
+//!   with a detector restored from its snapshot every few events.
+
+#![allow(dead_code)] // each fuzz target uses one of the functions
+
+#[path = "../tests/reference/mod.rs"]
+#[allow(dead_code, unreachable_pub, missing_docs, clippy::all)]
+mod reference;
+
+use ccpn::io::read::{is_blank, Format, LineParser, Lines};
+use ccpn::{Detector, Event, Net, Space, Timestamp};
+
+use reference::gen::{self, EvSpec, Family};
+use reference::Val;
+
+/// Any bytes as a net file.
+pub(crate) fn net_loader(data: &[u8]) {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    // GeoJSON zones name files to read: a fuzzer could name /dev/stdin.
+    if text.contains("GeoJson") {
+        return;
+    }
+    let net = match Net::from_ron("fuzz.ron", text) {
+        Ok(net) => net,
+        Err(e) => {
+            assert!(!e.to_string().is_empty(), "a refusal says why");
+            return;
+        }
+    };
+    assert!(net.to_dot().starts_with("digraph"));
+    assert!(!net.summary().is_empty());
+    let types: Vec<String> = net.event_types().map(str::to_owned).collect();
+    let mut detector = Detector::new(&net);
+    for i in 0..16 {
+        let Some(ty) = types.get(i % types.len().max(1)) else {
+            break;
+        };
+        let t = Timestamp::from_secs_f64(i as f64 * 7.0).expect("time in range");
+        let ev = Event::new(i as i64, ty, t)
+            .at(i as f64, 0.5)
+            .with("speed", i as f64)
+            .with("iff", "foe");
+        let found = detector.push(ev).expect("events in time order");
+        check_ids(&found, i as i64);
+    }
+    let found = detector.finish();
+    check_ids(&found, 15);
+}
+
+/// Every detection's constituents are events pushed so far.
+fn check_ids(found: &[ccpn::Detection], last: i64) {
+    for d in found {
+        for id in d.ids() {
+            match id {
+                ccpn::Id::Int(i) => assert!((0..=last).contains(i), "{d:?}"),
+                other => panic!("unexpected id {other:?}"),
+            }
+        }
+    }
+}
+
+/// Any bytes as an input stream, in both spaces.
+pub(crate) fn event_reader(data: &[u8]) {
+    for space in [Space::Planar, Space::Wgs84] {
+        let mut lines = Lines::new(data, 4096);
+        let mut parser: Option<LineParser> = None;
+        let json = LineParser::json(space);
+        while let Some(next) = lines.next_line() {
+            let Ok((_, line)) = next else {
+                break;
+            };
+            let Ok(line) = line else {
+                continue;
+            };
+            if is_blank(line) {
+                continue;
+            }
+            if let Ok(ev) = json.parse(line) {
+                check_event(&ev, space);
+            }
+            let p = match &parser {
+                Some(p) => p,
+                None => {
+                    if Format::detect(line) == Format::Csv {
+                        if let Ok(p) = LineParser::csv(line, space) {
+                            parser = Some(p);
+                        }
+                        continue;
+                    }
+                    parser.insert(LineParser::json(space))
+                }
+            };
+            if let Ok(ev) = p.parse(line) {
+                check_event(&ev, space);
+            }
+        }
+    }
+}
+
+fn check_event(ev: &Event, space: Space) {
+    assert!(ev.time >= Timestamp::MIN && ev.time <= Timestamp::MAX);
+    if let Some(p) = ev.location {
+        assert!(p.x.is_finite() && p.y.is_finite(), "{ev:?}");
+        if space == Space::Wgs84 {
+            assert!(p.y.abs() <= 90.0 && p.x.abs() <= 180.0, "{ev:?}");
+        }
+    }
+}
+
+/// A random net and stream decoded from the bytes, through ccpn and the reference.
+pub(crate) fn detector(data: &[u8]) {
+    let Some((&first, rest)) = data.split_first() else {
+        return;
+    };
+    let family = [
+        Family::Pairing,
+        Family::Not,
+        Family::Any,
+        Family::Interval,
+        Family::Mixed,
+    ][first as usize % 5];
+    let (head, tail) = rest.split_at(rest.len().min(120));
+    let choices: Vec<u32> = head.iter().map(|&b| u32::from(b)).collect();
+    let specs: Vec<EvSpec> = tail.chunks_exact(6).take(60).map(spec).collect();
+    if specs.len() < 2 {
+        return;
+    }
+    let net = gen::gen_net(&choices, family);
+    let events = gen::events(&specs, gen::n_types(&net));
+    if let Err(e) = reference::against::compare(&net, &events) {
+        panic!("{e}");
+    }
+    let every = 1 + usize::from(first / 5) % 5;
+    let straight = reference::against::run_ccpn(&net, &events);
+    let restarted = reference::against::run_ccpn_restarting(&net, &events, Some(every));
+    assert_eq!(
+        straight,
+        restarted,
+        "restored every {every} events\n{}",
+        net.to_ron()
+    );
+}
+
+/// One input event from six bytes, with about the weights of the property tests.
+fn spec(b: &[u8]) -> EvSpec {
+    EvSpec {
+        dt: [0, 0, 0, 0, 1, 1, 1, 2, 3][usize::from(b[0]) % 9],
+        ty: b[1] % 4,
+        loc: (b[2] % 10 != 0).then_some((b[3] % 11, b[4] % 11)),
+        speed: match b[5] % 10 {
+            0..=6 => Some(Val::Num(f64::from(b[5] / 10 % 21))),
+            7 => Some(Val::Str("fast".into())),
+            _ => None,
+        },
+        kind: match b[2] / 10 % 10 {
+            0..=6 => Some(Val::Str(["x", "y", "z"][usize::from(b[1] / 4) % 3].into())),
+            7 => Some(Val::Num(1.0)),
+            _ => None,
+        },
+        flag: (b[3] / 11 % 10 < 7).then_some(b[4] & 1 == 1),
+        ship: (b[4] / 11 % 20 < 17).then_some(b[0] % 3),
+    }
+}

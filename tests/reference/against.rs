@@ -1,0 +1,141 @@
+//! Running ccpn itself on a reference net and stream, and comparing what it detects
+//! with the reference: shared by the property tests and the fuzz targets.
+
+use ccpn::{Detail, Detector, DetectorOptions, Event, Timestamp, Value};
+
+use super::{show_outputs, Det, Ev, Net, Output, Reference, Val};
+
+pub fn to_event(e: &Ev) -> Event {
+    let t = Timestamp::from_secs_f64(e.time as f64).expect("time in range");
+    let mut ev = Event::new(e.id, &e.ty, t);
+    if let Some((x, y)) = e.loc {
+        ev = ev.at(x, y);
+    }
+    for (k, v) in &e.attrs {
+        let v = match v {
+            Val::Num(n) => Value::Num(*n),
+            Val::Str(s) => Value::Str(s.as_str().into()),
+            Val::Bool(b) => Value::Bool(*b),
+        };
+        ev = ev.with(k, v);
+    }
+    ev
+}
+
+/// Runs ccpn on the net's RON text and the events, then `finish()`.
+pub fn run_ccpn(net: &Net, events: &[Ev]) -> Result<Output, String> {
+    run_ccpn_restarting(net, events, None)
+}
+
+/// Like [`run_ccpn`]; with `Some(k)`, the detector is replaced by one restored from
+/// its snapshot after every `k`-th event.
+pub fn run_ccpn_restarting(
+    net: &Net,
+    events: &[Ev],
+    every: Option<usize>,
+) -> Result<Output, String> {
+    let ron = net.to_ron();
+    let compiled =
+        ccpn::Net::from_ron("prop.ron", &ron).map_err(|e| format!("net rejected: {e}"))?;
+    let mut det = Detector::with_options(
+        &compiled,
+        DetectorOptions {
+            max_tokens: usize::MAX,
+            ..DetectorOptions::default()
+        },
+    );
+    let mut all = Vec::new();
+    for (i, e) in events.iter().enumerate() {
+        all.extend(
+            det.push(to_event(e))
+                .map_err(|e| format!("push failed: {e}"))?,
+        );
+        if every.is_some_and(|k| (i + 1) % k == 0) {
+            det = Detector::restore(&compiled, &det.snapshot())
+                .map_err(|e| format!("restore failed: {e}"))?;
+        }
+    }
+    all.extend(det.finish());
+    // Sequence numbers run from 0 without gaps, restored or not.
+    for (i, d) in all.iter().enumerate() {
+        if d.seq != i as u64 {
+            return Err(format!("detection {i} has seq {}", d.seq));
+        }
+    }
+    let mut out: Output = net
+        .outputs
+        .iter()
+        .map(|n| (n.clone(), Vec::new()))
+        .collect();
+    for d in all {
+        let ids = d
+            .ids()
+            .map(|id| match id {
+                ccpn::Id::Int(i) => *i,
+                other => panic!("unexpected id {other:?}"),
+            })
+            .collect();
+        let ticks = match d.detail {
+            Detail::Ticks(n) => Some(n),
+            _ => None,
+        };
+        out.entry(d.event.to_string()).or_default().push(Det {
+            time: d.time.as_secs_f64(),
+            ids,
+            ticks,
+        });
+    }
+    Ok(out)
+}
+
+pub fn show_events(events: &[Ev]) -> String {
+    let mut s = String::new();
+    for e in events {
+        s.push_str(&format!("  id={} type={} t={}", e.id, e.ty, e.time));
+        if let Some((x, y)) = e.loc {
+            s.push_str(&format!(" at=({x},{y})"));
+        }
+        for (k, v) in &e.attrs {
+            let v = match v {
+                Val::Num(n) => format!("{n}"),
+                Val::Str(t) => format!("{t:?}"),
+                Val::Bool(b) => format!("{b}"),
+            };
+            s.push_str(&format!(" {k}={v}"));
+        }
+        s.push('\n');
+    }
+    s
+}
+
+/// Compares ccpn with the reference on one net and stream.
+pub fn compare(net: &Net, events: &[Ev]) -> Result<(), String> {
+    let expected = Reference::run(net, events);
+    let got = match run_ccpn(net, events) {
+        Ok(g) => g,
+        Err(e) => {
+            return Err(format!(
+                "{e}\n--- net ---\n{}--- events ---\n{}",
+                net.to_ron(),
+                show_events(events)
+            ))
+        }
+    };
+    if expected == got {
+        return Ok(());
+    }
+    let differ: Vec<&String> = expected
+        .keys()
+        .chain(got.keys())
+        .filter(|k| expected.get(*k) != got.get(*k))
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    Err(format!(
+        "ccpn and the reference disagree on {differ:?}\n--- net ---\n{}--- events ---\n{}--- reference ---\n{}--- ccpn ---\n{}",
+        net.to_ron(),
+        show_events(events),
+        show_outputs(&expected),
+        show_outputs(&got)
+    ))
+}
