@@ -139,3 +139,52 @@ fn max_sets_bounds_the_heap() {
         "the heap grew {grown} bytes past the cap"
     );
 }
+
+#[test]
+fn max_tokens_bounds_open_intervals() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let cap = 1_000;
+    let options = DetectorOptions {
+        max_tokens: cap,
+        ..DetectorOptions::default()
+    };
+    let t = Timestamp::from_secs_f64(1_700_000_000.0).expect("time");
+    // A*: one interval, never closed, collecting every occurrence inside it.
+    let net1 = net(
+        r#""s": Atomic(type: "S"), "a": Atomic(type: "A"), "z": Atomic(type: "Z"),
+        "out": AStar(start: "s", e: "a", end: "z")"#,
+    );
+    let mut detector = Detector::with_options(&net1, options);
+    let _ = detector.push(Event::new(0, "S", t)).expect("in order");
+    let grown = push(&mut detector, 1, 4 * cap as u64, false);
+    assert_eq!(detector.stats().live_tokens, cap, "the cap holds");
+    let past = push(&mut detector, 10_000, 4 * cap as u64, false);
+    assert!(
+        past < 16 * 1024,
+        "the heap grew {past} bytes past the cap ({grown} before)"
+    );
+    let stats = detector.stats();
+    assert_eq!(stats.live_tokens, cap);
+    assert_eq!(stats.evicted, 7 * cap as u64 + 1);
+    // The end closes the interval with what it still holds.
+    let found = detector.push(Event::new(99_999, "Z", t)).expect("in order");
+    assert_eq!(found.len(), 1);
+    assert_eq!(
+        found[0].ids().count(),
+        cap + 1,
+        "the start, the last {} inside, the end",
+        cap - 1
+    );
+    assert_eq!(detector.stats().live_tokens, 0);
+
+    // A, keyed: an open interval per key value, a new key with every start.
+    let net2 = net(
+        r#""s": Atomic(type: "A"), "a": Atomic(type: "B"), "z": Atomic(type: "Z"),
+        "out": A(start: "s", e: "a", end: "z", key: "k")"#,
+    );
+    let mut detector = Detector::with_options(&net2, options);
+    push(&mut detector, 0, 3 * cap as u64, true);
+    let stats = detector.stats();
+    assert_eq!(stats.live_tokens, cap, "the cap holds");
+    assert_eq!(stats.evicted, 2 * cap as u64);
+}

@@ -31,7 +31,7 @@ impl Budget {
         }
     }
 
-    fn add(&mut self) {
+    pub(crate) fn add(&mut self) {
         self.live += 1;
         self.peak = self.peak.max(self.live);
     }

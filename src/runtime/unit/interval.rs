@@ -1,8 +1,11 @@
 //! Snoop's aperiodic and periodic operators `A`, `A*`, `P`, `P*`: a `start` opens an
 //! interval (a newer one replaces it), the next `end` or the window closes it.
 
+use std::collections::VecDeque;
+
 use rustc_hash::FxHashMap;
 
+use super::super::place::Budget;
 use super::super::token::{Extra, KeyVal, Token};
 use super::Cx;
 use crate::event::Timestamp;
@@ -15,7 +18,14 @@ struct Open {
     /// Distinguishes this interval from earlier ones under the same key (for timers).
     tag: u64,
     /// `A*`: the occurrences of `e` inside, in order.
-    inside: Vec<Token>,
+    inside: VecDeque<Token>,
+}
+
+impl Open {
+    /// Tokens held: the start and the occurrences inside.
+    fn len(&self) -> usize {
+        1 + self.inside.len()
+    }
 }
 
 /// The interval component: the open-interval place (one token per key), the
@@ -50,7 +60,7 @@ impl Interval {
     }
 
     pub(crate) fn live(&self) -> usize {
-        self.open.values().map(|o| 1 + o.inside.len()).sum()
+        self.open.values().map(Open::len).sum()
     }
 
     fn roles(&self) -> (usize, Option<usize>, usize) {
@@ -84,7 +94,7 @@ impl Interval {
         (t.since(t0) == offset).then_some(t)
     }
 
-    fn sweep(&mut self, now: Timestamp) {
+    fn sweep(&mut self, now: Timestamp, budget: &mut Budget) {
         let Some(w) = self.window else { return };
         if now < self.next_sweep {
             return;
@@ -100,13 +110,14 @@ impl Interval {
             let keep = from >= horizon;
             if !keep {
                 tags.remove(&o.tag);
+                budget.live -= o.len();
             }
             keep
         });
     }
 
     pub(crate) fn fire(&mut self, role: usize, y: &Token, cx: &mut Cx<'_>) {
-        self.sweep(cx.now);
+        self.sweep(cx.now, cx.budget);
         let key = match &self.key {
             None => None,
             Some(attr) => match y.key(attr) {
@@ -117,18 +128,26 @@ impl Interval {
         let (start_role, e_role, end_role) = self.roles();
         if role == start_role {
             // A newer start replaces the open interval, even one too long to fire anything.
+            if let Some(old) = self.open.remove(&key) {
+                self.tags.remove(&old.tag);
+                cx.budget.live -= old.len();
+            }
+            if cx.budget.live >= cx.budget.cap {
+                // No interval of its key to give up: turned away by the cap.
+                cx.budget.evicted += 1;
+                return;
+            }
             let tag = self.next_tag;
             self.next_tag += 1;
-            if let Some(old) = self.open.insert(
+            self.open.insert(
                 key.clone(),
                 Open {
                     start: y.clone(),
                     tag,
-                    inside: Vec::new(),
+                    inside: VecDeque::new(),
                 },
-            ) {
-                self.tags.remove(&old.tag);
-            }
+            );
+            cx.budget.add();
             if let IntervalKind::P { .. } = self.kind {
                 if let Some(t) = self.tick_time(y.end, 1) {
                     self.tags.insert(tag, key);
@@ -145,9 +164,10 @@ impl Interval {
         }
         if !self.fits(&open.start, y) {
             // The window closed the interval.
-            let tag = open.tag;
+            let (tag, len) = (open.tag, open.len());
             self.open.remove(&key);
             self.tags.remove(&tag);
+            cx.budget.live -= len;
             return;
         }
         if Some(role) == e_role {
@@ -155,7 +175,16 @@ impl Interval {
                 IntervalKind::A => cx.emit(Token::merge(&[&open.start], y)),
                 _ => {
                     if let Some(o) = self.open.get_mut(&key) {
-                        o.inside.push(y.clone());
+                        if cx.budget.live >= cx.budget.cap {
+                            // The cap evicts the oldest occurrence inside.
+                            cx.budget.evicted += 1;
+                            if o.inside.pop_front().is_none() {
+                                return;
+                            }
+                            cx.budget.live -= 1;
+                        }
+                        o.inside.push_back(y.clone());
+                        cx.budget.add();
                     }
                 }
             }
@@ -164,6 +193,7 @@ impl Interval {
                 return;
             };
             self.tags.remove(&o.tag);
+            cx.budget.live -= o.len();
             match self.kind {
                 IntervalKind::AStar if !o.inside.is_empty() => {
                     let mut xs: Vec<&Token> = vec![&o.start];
