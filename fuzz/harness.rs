@@ -138,8 +138,12 @@ pub(crate) fn detector(data: &[u8]) {
     }
     let net = gen::gen_net(&choices, family);
     let events = gen::events(&specs, gen::n_types(&net));
-    if let Err(e) = reference::against::compare(&net, &events) {
-        panic!("{e}");
+    // Nested unrestricted contexts can make the occurrences grow exponentially with
+    // the stream: such inputs are not compared (nor run again restored).
+    match reference::against::compare_bounded(&net, &events, 100_000) {
+        Ok(true) => {}
+        Ok(false) => return,
+        Err(e) => panic!("{e}"),
     }
     let every = 1 + usize::from(first / 5) % 5;
     let straight = reference::against::run_ccpn(&net, &events);

@@ -16,6 +16,6 @@ for target in net_loader event_reader detector; do
         status=1
         continue
     fi
-    cargo +nightly fuzz cmin -O "$target" -- -max_len=4096
+    cargo +nightly fuzz cmin -O "$target" -- -max_len=4096 -use_counters=0
 done
 exit $status

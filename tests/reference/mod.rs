@@ -979,17 +979,27 @@ impl Reference {
     /// Runs the whole stream (times non-decreasing) and `finish`, returning the
     /// detections per output name.
     pub fn run(net: &Net, events: &[Ev]) -> Output {
+        Reference::run_bounded(net, events, usize::MAX).expect("no bound")
+    }
+
+    /// Like [`Reference::run`], giving up (`None`) once the occurrences of all
+    /// events together exceed `max`: nested unrestricted contexts can make them
+    /// grow exponentially with the stream.
+    pub fn run_bounded(net: &Net, events: &[Ev], max: usize) -> Option<Output> {
         let mut r = Reference::new(net);
         for ev in events {
             r.run_ticks(|t| t < ev.time);
             r.events.push(ev.clone());
             r.evattrs.push(Rc::new(ev.attrs.clone()));
             r.run_step(Some(r.events.len() - 1), None);
+            if r.hist.iter().map(Vec::len).sum::<usize>() > max {
+                return None;
+            }
         }
         if let Some(last) = events.last().map(|e| e.time) {
             r.run_ticks(|t| t <= last);
         }
-        r.output()
+        Some(r.output())
     }
 
     fn output(&self) -> Output {
