@@ -113,7 +113,7 @@ impl GridPlace {
         self.next_sweep = now.saturating_add(w.max(1_000_000));
         let horizon = now.saturating_add(-w);
         self.cells.retain(|_, place| {
-            place.remove_all_where(budget, |t| t.start < horizon);
+            place.expire_all(horizon, budget);
             place.len() > 0
         });
     }

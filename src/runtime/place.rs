@@ -102,7 +102,9 @@ impl Place {
         let empty = b.is_empty();
         self.len -= removed;
         budget.live -= removed;
-        if empty {
+        // With a window, an emptied bucket is kept for its key's next token (the sweep
+        // drops it if none comes within a window); without one, at once.
+        if empty && self.window.is_none() {
             if let Some(k) = k {
                 self.keyed.remove(k);
             }
@@ -171,20 +173,12 @@ impl Place {
         });
     }
 
-    /// Removes every token in every bucket that `drop` selects.
-    pub(crate) fn remove_all_where(
-        &mut self,
-        budget: &mut Budget,
-        mut drop: impl FnMut(&Token) -> bool,
-    ) {
-        let mut removed = 0;
-        let before = self.flat.len();
-        self.flat.retain(|t| !drop(t));
-        removed += before - self.flat.len();
+    /// Drops the tokens at the front of every bucket that start before `horizon`, and
+    /// the buckets left empty.
+    pub(crate) fn expire_all(&mut self, horizon: Timestamp, budget: &mut Budget) {
+        let mut removed = pop_expired(&mut self.flat, horizon);
         self.keyed.retain(|_, b| {
-            let before = b.len();
-            b.retain(|t| !drop(t));
-            removed += before - b.len();
+            removed += pop_expired(b, horizon);
             !b.is_empty()
         });
         self.len -= removed;
@@ -199,15 +193,16 @@ impl Place {
         let horizon = now.saturating_add(-w);
         if now >= self.next_sweep {
             self.next_sweep = now.saturating_add(w.max(1_000_000));
-            self.remove_all_where(budget, |t| t.start < horizon);
+            self.expire_all(horizon, budget);
         }
         Some(horizon)
     }
 
     /// Like [`Place::with_bucket`], after dropping the tokens of the bucket that can no
     /// longer fit the window of any occurrence ending at `now` or later (cheap: from
-    /// the front). A sweep of all buckets once per window (at least a second) keeps
-    /// keys that went quiet from holding memory for more than two windows.
+    /// the front). A sweep of all buckets once per window (at least a second) drops
+    /// their expired fronts and the buckets left empty, so keys that went quiet hold
+    /// no memory for more than two windows.
     pub(crate) fn with_live_bucket<R>(
         &mut self,
         k: Option<&KeyVal>,
