@@ -2,6 +2,7 @@
 //! the same occurrences (with the same `distinct` attribute) shares one level-wise
 //! index; each component is one rule of it.
 
+use std::collections::VecDeque;
 use std::fmt;
 
 use smallvec::SmallVec;
@@ -25,8 +26,10 @@ impl Count {
         shared.insert(y, cx.cause);
         for members in shared.matches_of(y.serial, self.rule) {
             // Members in insertion order: the last is y, the terminator.
-            let xs: SmallVec<[&Token; 8]> = members[..members.len() - 1].iter().collect();
-            cx.out.push(Token::merge(&xs, y));
+            let xs = members[..members.len() - 1]
+                .iter()
+                .map(|&n| shared.token(n));
+            cx.out.push(Token::merge_iter(xs, y));
         }
     }
 }
@@ -34,12 +37,20 @@ impl Count {
 /// The index shared by the `Count` components of one input, and the matches of the
 /// current step (each component takes its rule's share when it fires).
 pub(crate) struct CountShared {
-    index: CountIndex<Token, KeyVal>,
+    /// The index's payloads are insertion numbers: `tokens[i]` is number `first + i`.
+    index: CountIndex<u64, KeyVal>,
     distinct: Option<Attr>,
+    /// The occurrences inserted that the index may still report, oldest first.
+    tokens: VecDeque<Token>,
+    /// The insertion number of `tokens[0]`.
+    first: u64,
+    /// The longest window of the rules (at least 0): an occurrence older than this is
+    /// in no match to come, and leaves `tokens`.
+    keep: i64,
     step: u64,
     /// Serials of the occurrences inserted in this step.
     inserted: SmallVec<[u64; 4]>,
-    matches: Matches<Token>,
+    matches: Matches<u64>,
     /// For each match of this step, the serial of the occurrence that completed it.
     owners: Vec<u64>,
 }
@@ -51,9 +62,13 @@ impl CountShared {
         distinct: Option<Attr>,
         max_sets: usize,
     ) -> CountShared {
+        let keep = rules.iter().map(|r| r.window).max().unwrap_or(0).max(0);
         CountShared {
             index: CountIndex::new(space, rules, max_sets),
             distinct,
+            tokens: VecDeque::new(),
+            first: 0,
+            keep,
             step: u64::MAX,
             inserted: SmallVec::new(),
             matches: Matches::new(),
@@ -76,15 +91,33 @@ impl CountShared {
         // An occurrence without a location is close to nothing.
         let Some(at) = y.term.location else { return };
         let distinct = self.distinct.as_ref().and_then(|a| y.key(a)).cloned();
+        // The index drops a point once every window has passed over it; `keep` is at
+        // least the longest window, so `tokens` holds every point the index holds.
+        let now = y.end.micros();
+        while let Some(front) = self.tokens.front() {
+            if now.saturating_sub(front.end.micros()) <= self.keep {
+                break;
+            }
+            self.tokens.pop_front();
+            self.first += 1;
+        }
+        let number = self.first + self.tokens.len() as u64;
+        self.tokens.push_back(y.clone());
         let before = self.matches.len();
         self.index
-            .insert(y.cause, y.end, at, distinct, y.clone(), &mut self.matches);
+            .insert(y.cause, y.end, at, distinct, number, &mut self.matches);
         self.owners
             .extend(std::iter::repeat_n(y.serial, self.matches.len() - before));
     }
 
-    /// The members of the matches of `rule` completed by the occurrence `serial`.
-    fn matches_of(&self, serial: u64, rule: usize) -> impl Iterator<Item = &[Token]> {
+    /// The occurrence inserted as number `number`, which the index may still report.
+    fn token(&self, number: u64) -> &Token {
+        &self.tokens[(number - self.first) as usize]
+    }
+
+    /// The members (insertion numbers) of the matches of `rule` completed by the
+    /// occurrence `serial`.
+    fn matches_of(&self, serial: u64, rule: usize) -> impl Iterator<Item = &[u64]> {
         self.matches
             .iter()
             .zip(&self.owners)
