@@ -109,11 +109,6 @@ impl Token {
 
     /// The occurrence made of `xs` and the terminator `y`, located at `y`.
     pub(crate) fn merge(xs: &[&Token], y: &Token) -> Token {
-        Token::merge_iter(xs.iter().copied(), y)
-    }
-
-    /// As [`Token::merge`], with the other constituents' tokens from an iterator.
-    pub(crate) fn merge_iter<'a>(xs: impl IntoIterator<Item = &'a Token>, y: &Token) -> Token {
         let mut start = y.start;
         let members = SCRATCH.with_borrow_mut(|scratch| {
             scratch.clear();

@@ -4,13 +4,14 @@
 
 use std::collections::VecDeque;
 use std::fmt;
+use std::sync::Arc;
 
 use smallvec::SmallVec;
 
-use super::super::token::{KeyVal, Token};
+use super::super::token::{Extra, KeyVal, Member, Token};
 use super::Cx;
 use crate::count::{CountIndex, Matches, Rule};
-use crate::event::Space;
+use crate::event::{Space, Timestamp};
 use crate::model::Attr;
 
 /// One `Count` component: its shared index and its rule in it.
@@ -24,12 +25,35 @@ impl Count {
     pub(crate) fn fire(&mut self, y: &Token, cx: &mut Cx<'_>) {
         let shared = &mut cx.counts[self.index];
         shared.insert(y, cx.cause);
-        for members in shared.matches_of(y.serial, self.rule) {
-            // Members in insertion order: the last is y, the terminator.
-            let xs = members[..members.len() - 1]
-                .iter()
-                .map(|&n| shared.token(n));
-            cx.out.push(Token::merge_iter(xs, y));
+        shared.merge_matches(y, self.rule, cx.out);
+    }
+}
+
+/// What a match needs of an inserted occurrence besides the terminator: its interval
+/// and its constituents (the one constituent of an atomic occurrence kept at hand, so
+/// that a match reads no token and no constituent list).
+#[derive(Debug)]
+struct Held {
+    start: Timestamp,
+    end: Timestamp,
+    constituents: Constituents,
+}
+
+#[derive(Debug)]
+enum Constituents {
+    One(Member),
+    Many(Arc<[Member]>),
+}
+
+impl Held {
+    fn of(tok: &Token) -> Held {
+        Held {
+            start: tok.start,
+            end: tok.end,
+            constituents: match &*tok.members {
+                [m] => Constituents::One(m.clone()),
+                _ => Constituents::Many(tok.members.clone()),
+            },
         }
     }
 }
@@ -41,11 +65,11 @@ pub(crate) struct CountShared {
     index: CountIndex<u64, KeyVal>,
     distinct: Option<Attr>,
     /// The occurrences inserted that the index may still report, oldest first.
-    tokens: VecDeque<Token>,
-    /// The insertion number of `tokens[0]`.
+    held: VecDeque<Held>,
+    /// The insertion number of `held[0]`.
     first: u64,
     /// The longest window of the rules (at least 0): an occurrence older than this is
-    /// in no match to come, and leaves `tokens`.
+    /// in no match to come, and leaves `held`.
     keep: i64,
     step: u64,
     /// Serials of the occurrences inserted in this step.
@@ -53,6 +77,8 @@ pub(crate) struct CountShared {
     matches: Matches<u64>,
     /// For each match of this step, the serial of the occurrence that completed it.
     owners: Vec<u64>,
+    /// Reused buffer for a match's constituents.
+    scratch: Vec<Member>,
 }
 
 impl CountShared {
@@ -66,13 +92,14 @@ impl CountShared {
         CountShared {
             index: CountIndex::new(space, rules, max_sets),
             distinct,
-            tokens: VecDeque::new(),
+            held: VecDeque::new(),
             first: 0,
             keep,
             step: u64::MAX,
             inserted: SmallVec::new(),
             matches: Matches::new(),
             owners: Vec::new(),
+            scratch: Vec::new(),
         }
     }
 
@@ -92,17 +119,17 @@ impl CountShared {
         let Some(at) = y.term.location else { return };
         let distinct = self.distinct.as_ref().and_then(|a| y.key(a)).cloned();
         // The index drops a point once every window has passed over it; `keep` is at
-        // least the longest window, so `tokens` holds every point the index holds.
+        // least the longest window, so `held` holds every point the index holds.
         let now = y.end.micros();
-        while let Some(front) = self.tokens.front() {
+        while let Some(front) = self.held.front() {
             if now.saturating_sub(front.end.micros()) <= self.keep {
                 break;
             }
-            self.tokens.pop_front();
+            self.held.pop_front();
             self.first += 1;
         }
-        let number = self.first + self.tokens.len() as u64;
-        self.tokens.push_back(y.clone());
+        let number = self.first + self.held.len() as u64;
+        self.held.push_back(Held::of(y));
         let before = self.matches.len();
         self.index
             .insert(y.cause, y.end, at, distinct, number, &mut self.matches);
@@ -110,19 +137,52 @@ impl CountShared {
             .extend(std::iter::repeat_n(y.serial, self.matches.len() - before));
     }
 
-    /// The occurrence inserted as number `number`, which the index may still report.
-    fn token(&self, number: u64) -> &Token {
-        &self.tokens[(number - self.first) as usize]
-    }
-
-    /// The members (insertion numbers) of the matches of `rule` completed by the
-    /// occurrence `serial`.
-    fn matches_of(&self, serial: u64, rule: usize) -> impl Iterator<Item = &[u64]> {
-        self.matches
-            .iter()
-            .zip(&self.owners)
-            .filter(move |((r, _), s)| *r == rule && **s == serial)
-            .map(|((_, members), _)| members)
+    /// Appends to `out` the occurrence of each match of `rule` completed by `y`, as
+    /// [`Token::merge`] would make it of the other members and `y`.
+    fn merge_matches(&mut self, y: &Token, rule: usize, out: &mut Vec<Token>) {
+        let CountShared {
+            held,
+            first,
+            matches,
+            owners,
+            scratch,
+            ..
+        } = self;
+        for ((r, members), &serial) in matches.iter().zip(owners.iter()) {
+            if r != rule || serial != y.serial {
+                continue;
+            }
+            // Members in insertion order: the last is y, the terminator.
+            if members.len() == 1 {
+                out.push(Token::merge(&[], y));
+                continue;
+            }
+            let mut start = y.start;
+            scratch.clear();
+            for &n in &members[..members.len() - 1] {
+                let x = &held[(n - *first) as usize];
+                start = start.min(x.start);
+                match &x.constituents {
+                    Constituents::One(m) => scratch.push(m.clone()),
+                    Constituents::Many(ms) => scratch.extend(ms.iter().cloned()),
+                }
+            }
+            scratch.extend(y.members.iter().cloned());
+            // Often already in order (atomic members, inserted in processing order).
+            if !scratch.is_sorted_by(|a, b| a.seq < b.seq) {
+                scratch.sort_by_key(|m| m.seq);
+                scratch.dedup_by_key(|m| m.seq);
+            }
+            out.push(Token {
+                start,
+                end: y.end,
+                cause: y.cause,
+                serial: 0,
+                term: y.term.clone(),
+                members: scratch.drain(..).collect(),
+                extra: Extra::None,
+            });
+        }
     }
 
     /// Live sets per level (level 2 first), and the sets refused by the cap.
