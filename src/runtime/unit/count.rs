@@ -157,29 +157,55 @@ impl CountShared {
                 out.push(Token::merge(&[], y));
                 continue;
             }
+            let xs = &members[..members.len() - 1];
+            let x = |n: u64| &held[(n - *first) as usize];
             let mut start = y.start;
-            scratch.clear();
-            for &n in &members[..members.len() - 1] {
-                let x = &held[(n - *first) as usize];
+            // Atomic members inserted in processing order, the usual case: the
+            // constituents are the members' own, in order, and go straight into place.
+            let mut simple = y.members.len() == 1;
+            let mut last = None;
+            for &n in xs {
+                let x = x(n);
                 start = start.min(x.start);
                 match &x.constituents {
-                    Constituents::One(m) => scratch.push(m.clone()),
-                    Constituents::Many(ms) => scratch.extend(ms.iter().cloned()),
+                    Constituents::One(m) if simple && last < Some(m.seq) => last = Some(m.seq),
+                    _ => simple = false,
                 }
             }
-            scratch.extend(y.members.iter().cloned());
-            // Often already in order (atomic members, inserted in processing order).
-            if !scratch.is_sorted_by(|a, b| a.seq < b.seq) {
-                scratch.sort_by_key(|m| m.seq);
-                scratch.dedup_by_key(|m| m.seq);
-            }
+            let constituents: Arc<[Member]> = if simple && last < Some(y.members[0].seq) {
+                let one = |n: u64| match &x(n).constituents {
+                    Constituents::One(m) => m.clone(),
+                    Constituents::Many(_) => unreachable!("checked above"),
+                };
+                let ym = y.members[0].clone();
+                match *xs {
+                    [a] => Arc::new([one(a), ym]),
+                    [a, b] => Arc::new([one(a), one(b), ym]),
+                    [a, b, c] => Arc::new([one(a), one(b), one(c), ym]),
+                    _ => xs.iter().map(|&n| one(n)).chain([ym]).collect(),
+                }
+            } else {
+                scratch.clear();
+                for &n in xs {
+                    match &x(n).constituents {
+                        Constituents::One(m) => scratch.push(m.clone()),
+                        Constituents::Many(ms) => scratch.extend(ms.iter().cloned()),
+                    }
+                }
+                scratch.extend(y.members.iter().cloned());
+                if !scratch.is_sorted_by(|a, b| a.seq < b.seq) {
+                    scratch.sort_by_key(|m| m.seq);
+                    scratch.dedup_by_key(|m| m.seq);
+                }
+                scratch.drain(..).collect()
+            };
             out.push(Token {
                 start,
                 end: y.end,
                 cause: y.cause,
                 serial: 0,
                 term: y.term.clone(),
-                members: scratch.drain(..).collect(),
+                members: constituents,
                 extra: Extra::None,
             });
         }
