@@ -28,9 +28,9 @@ impl Head {
 /// The sets one point owns.
 #[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub(super) struct Owned {
-    heads: SmallVec<[Head; 2]>,
+    heads: SmallVec<[Head; 4]>,
     /// Per set in order, its other members as offsets from the owner's id, ascending.
-    others: SmallVec<[u32; 4]>,
+    others: SmallVec<[u32; 8]>,
 }
 
 impl Owned {

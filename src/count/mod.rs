@@ -150,6 +150,7 @@ impl<T> Matches<T> {
     }
 
     /// Appends a match.
+    #[inline]
     fn push(&mut self, rule: usize, payloads: impl Iterator<Item = T>) {
         let start = self.payloads.len();
         self.payloads.extend(payloads);

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use super::token::{Extra, Member, Token};
+use super::token::{Extra, Member, Term, Token};
 use crate::event::{Event, Id, Point, Timestamp};
 use crate::spatial::Zone;
 
@@ -44,25 +44,43 @@ pub struct Detection {
 
 impl Detection {
     pub(crate) fn from_token(event: Arc<str>, seq: u64, tok: &Token, zones: &[Zone]) -> Detection {
-        let time_text = match &tok.term.time_text {
-            Some(text) if tok.end == tok.term.time => Some(text.clone()),
-            Some(_) => Some(rfc3339(tok.end).into()),
-            None => None,
-        };
         Detection {
             event,
             seq,
             time: tok.end,
-            time_text,
+            time_text: time_text(&tok.term, tok.end),
             start: tok.start,
             location: tok.term.location,
             members: tok.members.clone(),
-            detail: match tok.extra {
-                Extra::None => Detail::None,
-                Extra::Zone(z) => Detail::Zone(zones[z as usize].name.clone()),
-                Extra::Distance(d) => Detail::Distance(d),
-                Extra::Ticks(n) => Detail::Ticks(n),
-            },
+            detail: detail(tok.extra, zones),
+        }
+    }
+
+    /// As [`Detection::from_token`], taking the token's constituents rather than
+    /// sharing them (for a token that goes nowhere else).
+    pub(crate) fn from_last_token(
+        event: Arc<str>,
+        seq: u64,
+        tok: Token,
+        zones: &[Zone],
+    ) -> Detection {
+        let Token {
+            start,
+            end,
+            term,
+            members,
+            extra,
+            ..
+        } = tok;
+        Detection {
+            event,
+            seq,
+            time: end,
+            time_text: time_text(&term, end),
+            start,
+            location: term.location,
+            members,
+            detail: detail(extra, zones),
         }
     }
 
@@ -74,6 +92,27 @@ impl Detection {
     /// The ids of the constituents, ordered by time then input order.
     pub fn ids(&self) -> impl ExactSizeIterator<Item = &Id> {
         self.members.iter().map(|m| &m.event.id)
+    }
+}
+
+/// The text of time `end` of an occurrence terminated by `term`: as the terminator
+/// gave it, if it gave it as text.
+#[inline]
+fn time_text(term: &Term, end: Timestamp) -> Option<Arc<str>> {
+    match &term.time_text {
+        Some(text) if end == term.time => Some(text.clone()),
+        Some(_) => Some(rfc3339(end).into()),
+        None => None,
+    }
+}
+
+#[inline]
+fn detail(extra: Extra, zones: &[Zone]) -> Detail {
+    match extra {
+        Extra::None => Detail::None,
+        Extra::Zone(z) => Detail::Zone(zones[z as usize].name.clone()),
+        Extra::Distance(d) => Detail::Distance(d),
+        Extra::Ticks(n) => Detail::Ticks(n),
     }
 }
 

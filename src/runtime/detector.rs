@@ -437,20 +437,30 @@ impl Detector {
             for &m in &program.anchors[node] {
                 move_zone(&net.model, program, units, m, &tok);
             }
-            for name in &program.outputs[node] {
-                emitted.push(Detection::from_token(
-                    name.clone(),
-                    *seq,
-                    &tok,
-                    &net.model.zones,
-                ));
-                *seq += 1;
-            }
-            if let Some(((last, last_role), rest)) = program.consumers[node].split_last() {
-                for &(c, role) in rest {
-                    deliver(inbox, dirty, c, role, tok.clone());
+            let zones = &net.model.zones;
+            let outputs = &program.outputs[node];
+            match program.consumers[node].split_last() {
+                Some(((last, last_role), rest)) => {
+                    for name in outputs {
+                        emitted.push(Detection::from_token(name.clone(), *seq, &tok, zones));
+                        *seq += 1;
+                    }
+                    for &(c, role) in rest {
+                        deliver(inbox, dirty, c, role, tok.clone());
+                    }
+                    deliver(inbox, dirty, *last, *last_role, tok);
                 }
-                deliver(inbox, dirty, *last, *last_role, tok);
+                // Read by nothing else: the last detection takes the token's constituents.
+                None => {
+                    if let Some((last, rest)) = outputs.split_last() {
+                        for name in rest {
+                            emitted.push(Detection::from_token(name.clone(), *seq, &tok, zones));
+                            *seq += 1;
+                        }
+                        emitted.push(Detection::from_last_token(last.clone(), *seq, tok, zones));
+                        *seq += 1;
+                    }
+                }
             }
         }
     }

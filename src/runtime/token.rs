@@ -112,22 +112,25 @@ impl Token {
 
     /// The occurrence made of `xs` and the terminator `y`, located at `y`.
     pub(crate) fn merge(xs: &[&Token], y: &Token) -> Token {
-        let start = xs.iter().map(|x| x.start).fold(y.start, Timestamp::min);
-        let members = match xs {
-            [] => y.members.clone(),
-            _ => SCRATCH.with_borrow_mut(|scratch| {
-                scratch.clear();
-                scratch.extend(y.members.iter().cloned());
-                for x in xs {
-                    scratch.extend(x.members.iter().cloned());
-                }
+        let mut start = y.start;
+        let members = SCRATCH.with_borrow_mut(|scratch| {
+            scratch.clear();
+            for x in xs {
+                start = start.min(x.start);
+                scratch.extend(x.members.iter().cloned());
+            }
+            if scratch.is_empty() {
+                return y.members.clone();
+            }
+            scratch.extend(y.members.iter().cloned());
+            // Often already in order (operands in processing order, disjoint): then
+            // there is nothing to sort or remove. Equal `seq`s are one atomic event.
+            if !scratch.is_sorted_by(|a, b| a.seq < b.seq) {
                 scratch.sort_by_key(|m| m.seq);
                 scratch.dedup_by_key(|m| m.seq);
-                let members = Arc::from(&scratch[..]);
-                scratch.clear();
-                members
-            }),
-        };
+            }
+            scratch.drain(..).collect::<Arc<[Member]>>()
+        });
         Token {
             start,
             end: y.end,

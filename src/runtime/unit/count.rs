@@ -2,14 +2,16 @@
 //! the same occurrences (with the same `distinct` attribute) shares one level-wise
 //! index; each component is one rule of it.
 
+use std::collections::VecDeque;
 use std::fmt;
+use std::sync::Arc;
 
 use smallvec::SmallVec;
 
-use super::super::token::{KeyVal, Token};
+use super::super::token::{Extra, KeyVal, Member, Token};
 use super::Cx;
 use crate::count::{CountIndex, Matches, Rule};
-use crate::event::Space;
+use crate::event::{Space, Timestamp};
 use crate::model::Attr;
 
 /// One `Count` component: its shared index and its rule in it.
@@ -23,10 +25,35 @@ impl Count {
     pub(crate) fn fire(&mut self, y: &Token, cx: &mut Cx<'_>) {
         let shared = &mut cx.counts[self.index];
         shared.insert(y, cx.cause);
-        for members in shared.matches_of(y.serial, self.rule) {
-            // Members in insertion order: the last is y, the terminator.
-            let xs: SmallVec<[&Token; 8]> = members[..members.len() - 1].iter().collect();
-            cx.out.push(Token::merge(&xs, y));
+        shared.merge_matches(y, self.rule, cx.out);
+    }
+}
+
+/// What a match needs of an inserted occurrence besides the terminator: its interval
+/// and its constituents (the one constituent of an atomic occurrence kept at hand, so
+/// that a match reads no token and no constituent list).
+#[derive(Debug)]
+struct Held {
+    start: Timestamp,
+    end: Timestamp,
+    constituents: Constituents,
+}
+
+#[derive(Debug)]
+enum Constituents {
+    One(Member),
+    Many(Arc<[Member]>),
+}
+
+impl Held {
+    fn of(tok: &Token) -> Held {
+        Held {
+            start: tok.start,
+            end: tok.end,
+            constituents: match &*tok.members {
+                [m] => Constituents::One(m.clone()),
+                _ => Constituents::Many(tok.members.clone()),
+            },
         }
     }
 }
@@ -35,14 +62,24 @@ impl Count {
 /// current step (each component takes its rule's share when it fires).
 #[derive(serde::Serialize, serde::Deserialize)]
 pub(crate) struct CountShared {
-    index: CountIndex<Token, KeyVal>,
+    /// The index's payloads are insertion numbers: `tokens[i]` is number `first + i`.
+    index: CountIndex<u64, KeyVal>,
     distinct: Option<Attr>,
+    /// The occurrences inserted that the index may still report, oldest first.
+    held: VecDeque<Held>,
+    /// The insertion number of `held[0]`.
+    first: u64,
+    /// The longest window of the rules (at least 0): an occurrence older than this is
+    /// in no match to come, and leaves `held`.
+    keep: i64,
     step: u64,
     /// Serials of the occurrences inserted in this step.
     inserted: SmallVec<[u64; 4]>,
-    matches: Matches<Token>,
+    matches: Matches<u64>,
     /// For each match of this step, the serial of the occurrence that completed it.
     owners: Vec<u64>,
+    /// Reused buffer for a match's constituents.
+    scratch: Vec<Member>,
 }
 
 impl CountShared {
@@ -52,13 +89,18 @@ impl CountShared {
         distinct: Option<Attr>,
         max_sets: usize,
     ) -> CountShared {
+        let keep = rules.iter().map(|r| r.window).max().unwrap_or(0).max(0);
         CountShared {
             index: CountIndex::new(space, rules, max_sets),
             distinct,
+            held: VecDeque::new(),
+            first: 0,
+            keep,
             step: u64::MAX,
             inserted: SmallVec::new(),
             matches: Matches::new(),
             owners: Vec::new(),
+            scratch: Vec::new(),
         }
     }
 
@@ -77,20 +119,97 @@ impl CountShared {
         // An occurrence without a location is close to nothing.
         let Some(at) = y.term.location else { return };
         let distinct = self.distinct.as_ref().and_then(|a| y.key(a)).cloned();
+        // The index drops a point once every window has passed over it; `keep` is at
+        // least the longest window, so `held` holds every point the index holds.
+        let now = y.end.micros();
+        while let Some(front) = self.held.front() {
+            if now.saturating_sub(front.end.micros()) <= self.keep {
+                break;
+            }
+            self.held.pop_front();
+            self.first += 1;
+        }
+        let number = self.first + self.held.len() as u64;
+        self.held.push_back(Held::of(y));
         let before = self.matches.len();
         self.index
-            .insert(y.cause, y.end, at, distinct, y.clone(), &mut self.matches);
+            .insert(y.cause, y.end, at, distinct, number, &mut self.matches);
         self.owners
             .extend(std::iter::repeat_n(y.serial, self.matches.len() - before));
     }
 
-    /// The members of the matches of `rule` completed by the occurrence `serial`.
-    fn matches_of(&self, serial: u64, rule: usize) -> impl Iterator<Item = &[Token]> {
-        self.matches
-            .iter()
-            .zip(&self.owners)
-            .filter(move |((r, _), s)| *r == rule && **s == serial)
-            .map(|((_, members), _)| members)
+    /// Appends to `out` the occurrence of each match of `rule` completed by `y`, as
+    /// [`Token::merge`] would make it of the other members and `y`.
+    fn merge_matches(&mut self, y: &Token, rule: usize, out: &mut Vec<Token>) {
+        let CountShared {
+            held,
+            first,
+            matches,
+            owners,
+            scratch,
+            ..
+        } = self;
+        for ((r, members), &serial) in matches.iter().zip(owners.iter()) {
+            if r != rule || serial != y.serial {
+                continue;
+            }
+            // Members in insertion order: the last is y, the terminator.
+            if members.len() == 1 {
+                out.push(Token::merge(&[], y));
+                continue;
+            }
+            let xs = &members[..members.len() - 1];
+            let x = |n: u64| &held[(n - *first) as usize];
+            let mut start = y.start;
+            // Atomic members inserted in processing order, the usual case: the
+            // constituents are the members' own, in order, and go straight into place.
+            let mut simple = y.members.len() == 1;
+            let mut last = None;
+            for &n in xs {
+                let x = x(n);
+                start = start.min(x.start);
+                match &x.constituents {
+                    Constituents::One(m) if simple && last < Some(m.seq) => last = Some(m.seq),
+                    _ => simple = false,
+                }
+            }
+            let constituents: Arc<[Member]> = if simple && last < Some(y.members[0].seq) {
+                let one = |n: u64| match &x(n).constituents {
+                    Constituents::One(m) => m.clone(),
+                    Constituents::Many(_) => unreachable!("checked above"),
+                };
+                let ym = y.members[0].clone();
+                match *xs {
+                    [a] => Arc::new([one(a), ym]),
+                    [a, b] => Arc::new([one(a), one(b), ym]),
+                    [a, b, c] => Arc::new([one(a), one(b), one(c), ym]),
+                    _ => xs.iter().map(|&n| one(n)).chain([ym]).collect(),
+                }
+            } else {
+                scratch.clear();
+                for &n in xs {
+                    match &x(n).constituents {
+                        Constituents::One(m) => scratch.push(m.clone()),
+                        Constituents::Many(ms) => scratch.extend(ms.iter().cloned()),
+                    }
+                }
+                scratch.extend(y.members.iter().cloned());
+                if !scratch.is_sorted_by(|a, b| a.seq < b.seq) {
+                    scratch.sort_by_key(|m| m.seq);
+                    scratch.dedup_by_key(|m| m.seq);
+                }
+                scratch.drain(..).collect()
+            };
+            out.push(Token {
+                start,
+                end: y.end,
+                cause: y.cause,
+                serial: 0,
+                term: y.term.clone(),
+                members: constituents,
+                extra: Extra::None,
+            });
+        }
     }
 
     /// Live sets per level (level 2 first), and the sets refused by the cap.
