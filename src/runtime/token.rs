@@ -53,9 +53,10 @@ impl Deref for Term {
 
 /// One atomic constituent of an occurrence: the input event and its processing number
 /// (which orders constituents by time, then input order).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub(crate) struct Member {
     pub(crate) seq: u64,
+    #[serde(with = "super::snapshot::term")]
     pub(crate) event: Arc<Term>,
 }
 

@@ -32,17 +32,17 @@ impl Count {
 /// What a match needs of an inserted occurrence besides the terminator: its interval
 /// and its constituents (the one constituent of an atomic occurrence kept at hand, so
 /// that a match reads no token and no constituent list).
-#[derive(Debug)]
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
 struct Held {
     start: Timestamp,
     end: Timestamp,
     constituents: Constituents,
 }
 
-#[derive(Debug)]
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
 enum Constituents {
     One(Member),
-    Many(Arc<[Member]>),
+    Many(#[serde(with = "super::super::snapshot::members")] Arc<[Member]>),
 }
 
 impl Held {
@@ -79,6 +79,7 @@ pub(crate) struct CountShared {
     /// For each match of this step, the serial of the occurrence that completed it.
     owners: Vec<u64>,
     /// Reused buffer for a match's constituents.
+    #[serde(skip)]
     scratch: Vec<Member>,
 }
 
