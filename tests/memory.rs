@@ -188,3 +188,56 @@ fn max_tokens_bounds_open_intervals() {
     assert_eq!(stats.live_tokens, cap, "the cap holds");
     assert_eq!(stats.evicted, 2 * cap as u64);
 }
+
+#[test]
+fn max_tokens_bounds_the_live_events_of_count() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    // One spot, one time, one `iff`: every event is close to every other and stays in
+    // the window, but no two are distinct, so nothing is kept but the events.
+    let net = net(r#""a": Atomic(type: "A"),
+        "out": Count(of: "a", n: 3, distance: 100.0, window: "1h", distinct: "iff")"#);
+    let cap = 2_000;
+    let mut detector = Detector::with_options(
+        &net,
+        DetectorOptions {
+            max_tokens: cap,
+            ..DetectorOptions::default()
+        },
+    );
+    let grown = push(&mut detector, 0, cap as u64, true);
+    assert_eq!(detector.stats().live_tokens, cap);
+    let past = push(&mut detector, cap as u64, 3 * cap as u64, true);
+    let stats = detector.stats();
+    assert_eq!(stats.live_tokens, cap, "the cap holds");
+    assert_eq!(stats.evicted, 3 * cap as u64);
+    let per_event = grown as f64 / cap as f64;
+    eprintln!("Count: {per_event:.0} bytes per live event; {past} bytes more after the cap");
+    assert!(per_event < 1024.0, "{per_event} bytes per live event");
+    assert!(past < 64 * 1024, "the heap grew {past} bytes past the cap");
+}
+
+#[test]
+fn count_detects_among_the_events_the_cap_keeps() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let net = net(r#""a": Atomic(type: "A"),
+        "out": Count(of: "a", n: 2, distance: 100.0, window: "1h")"#);
+    let mut detector = Detector::with_options(
+        &net,
+        DetectorOptions {
+            max_tokens: 3,
+            ..DetectorOptions::default()
+        },
+    );
+    let mut pairs = Vec::new();
+    for i in 0..6 {
+        for d in detector.push(event(i, true)).expect("in order") {
+            let ids: Vec<String> = d.ids().map(ToString::to_string).collect();
+            pairs.push(ids.join(","));
+        }
+    }
+    // Each event pairs with the (at most) two before it that the cap still holds.
+    assert_eq!(
+        pairs,
+        ["0,1", "0,2", "1,2", "1,3", "2,3", "2,4", "3,4", "3,5", "4,5"]
+    );
+}

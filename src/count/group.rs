@@ -153,20 +153,36 @@ impl<T: Clone, D: Eq + Clone> Group<T, D> {
             }
             self.cursors[c] = id;
         }
-        while let Some(front) = self.points.front() {
-            if now.saturating_sub(front.time) <= max_window {
-                break;
-            }
-            for h in front.owned.heads() {
-                self.levels.removed(h.level());
-                budget.live -= 1;
-            }
-            self.neighbours.remove_oldest(self.base, &front.embedded);
-            self.points.pop_front();
-            self.marks.pop_front();
-            self.payloads.pop_front();
-            self.base += 1;
+        while self
+            .points
+            .front()
+            .is_some_and(|front| now.saturating_sub(front.time) > max_window)
+        {
+            self.pop_oldest(budget);
         }
+    }
+
+    /// Drops the points inserted before the `id`-th (and every set containing them).
+    pub(super) fn drop_before(&mut self, id: u64, budget: &mut Budget) {
+        while self.base < id && !self.points.is_empty() {
+            self.pop_oldest(budget);
+        }
+    }
+
+    /// Drops the oldest point and the sets it is in: it is the oldest member of each,
+    /// so it owns them all.
+    fn pop_oldest(&mut self, budget: &mut Budget) {
+        let Some(front) = self.points.pop_front() else {
+            return;
+        };
+        for h in front.owned.heads() {
+            self.levels.removed(h.level());
+            budget.live -= 1;
+        }
+        self.neighbours.remove_oldest(self.base, &front.embedded);
+        self.marks.pop_front();
+        self.payloads.pop_front();
+        self.base += 1;
     }
 
     /// Inserts a point (after `expire(time)`), appending its matches to `out`: rules in

@@ -219,6 +219,14 @@ impl<T: Clone, D: Eq + Clone> CountIndex<T, D> {
         }
     }
 
+    /// Drops the points inserted before the `n`-th (counting from 0), and every set
+    /// containing them, whatever their time: to keep within a cap on live points.
+    pub(crate) fn drop_before(&mut self, n: u64) {
+        for g in &mut self.groups {
+            g.drop_before(n, &mut self.budget);
+        }
+    }
+
     /// Inserts a point caused by input event `cause` (points of one cause never share a
     /// set) at `time` (non-decreasing across calls; this expires first), and appends to `out` one match (rule index, members'
     /// payloads in insertion order) per newly complete set — rules in index order, and

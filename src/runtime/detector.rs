@@ -358,7 +358,8 @@ impl Detector {
 
     /// Counters of the work so far.
     pub fn stats(&self) -> Stats {
-        let live: usize = self.units.iter().map(Unit::live).sum();
+        let live: usize = self.units.iter().map(Unit::live).sum::<usize>()
+            + self.counts.iter().map(CountShared::live).sum::<usize>();
         let mut live_sets: Vec<usize> = Vec::new();
         let mut refused_sets = 0;
         for c in &self.counts {

@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use smallvec::SmallVec;
 
+use super::super::place::Budget;
 use super::super::token::{Extra, KeyVal, Member, Token};
 use super::Cx;
 use crate::count::{CountIndex, Matches, Rule};
@@ -24,7 +25,7 @@ pub(crate) struct Count {
 impl Count {
     pub(crate) fn fire(&mut self, y: &Token, cx: &mut Cx<'_>) {
         let shared = &mut cx.counts[self.index];
-        shared.insert(y, cx.cause);
+        shared.insert(y, cx.cause, cx.budget);
         shared.merge_matches(y, self.rule, cx.out);
     }
 }
@@ -106,7 +107,7 @@ impl CountShared {
     }
 
     /// Inserts `y` once per step, whichever of the sharing components fires first.
-    fn insert(&mut self, y: &Token, step: u64) {
+    fn insert(&mut self, y: &Token, step: u64, budget: &mut Budget) {
         if self.step != step {
             self.step = step;
             self.inserted.clear();
@@ -129,14 +130,32 @@ impl CountShared {
             }
             self.held.pop_front();
             self.first += 1;
+            budget.live -= 1;
+        }
+        // The occurrences held count against the net's cap on tokens: at the cap, the
+        // oldest gives way (with every set it is in); with none held, `y` is turned away.
+        if budget.live >= budget.cap {
+            budget.evicted += 1;
+            if self.held.pop_front().is_none() {
+                return;
+            }
+            self.first += 1;
+            budget.live -= 1;
+            self.index.drop_before(self.first);
         }
         let number = self.first + self.held.len() as u64;
         self.held.push_back(Held::of(y));
+        budget.add();
         let before = self.matches.len();
         self.index
             .insert(y.cause, y.end, at, distinct, number, &mut self.matches);
         self.owners
             .extend(std::iter::repeat_n(y.serial, self.matches.len() - before));
+    }
+
+    /// Occurrences held (each a live point of the index).
+    pub(crate) fn live(&self) -> usize {
+        self.held.len()
     }
 
     /// Appends to `out` the occurrence of each match of `rule` completed by `y`, as
