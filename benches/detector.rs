@@ -11,6 +11,10 @@ use ccpn::{Detector, Event, Net};
 #[path = "../examples/common/stream.rs"]
 mod stream;
 
+#[cfg(feature = "mimalloc")]
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 const EVENTS: usize = 1_000_000;
 
 fn net() -> Net {

@@ -13,6 +13,10 @@ use ccpn::{Detector, Net};
 #[path = "common/stream.rs"]
 mod stream;
 
+#[cfg(feature = "mimalloc")]
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let net = Net::from_file(

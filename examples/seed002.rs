@@ -24,6 +24,10 @@ use ccpn::{Detector, DetectorOptions, Event, Net};
 #[path = "common/targets.rs"]
 mod targets;
 
+#[cfg(feature = "mimalloc")]
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// Table 2: rules, and the shares of radar, sonar and plot-dist rules.
 const TABLE_2: [(usize, f64, f64); 6] = [
     (50, 0.34, 0.32),

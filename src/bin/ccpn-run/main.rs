@@ -17,6 +17,10 @@ use ccpn::{Net, NetError};
 
 use args::Args;
 
+#[cfg(feature = "mimalloc")]
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     let args = Args::parse();
     if args.checkpoint.is_some() && args.output == args::OutputArg::Geojson {
