@@ -339,3 +339,22 @@ fn checkpoint_needs_json_lines_output() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("needs JSON Lines output"));
 }
+
+#[test]
+fn resume_keeps_the_checkpointed_limits_and_says_so() {
+    let (dir, events, ckpt) = checkpointed("limits");
+    let out = bin()
+        .arg(root().join("nets/threat.ron"))
+        .arg(&events)
+        .args(["--max-delay", "5", "--max-tokens", "5000"])
+        .args(["--resume", ckpt.to_str().expect("utf-8")])
+        .output()
+        .expect("run");
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("resuming with the checkpointed run's limits (--max-tokens 1000000"),
+        "{err}"
+    );
+    let _ = fs::remove_dir_all(&dir);
+}

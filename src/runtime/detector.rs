@@ -288,6 +288,11 @@ impl Detector {
         &self.net
     }
 
+    /// The limits the detector runs with (those of the snapshot, for one restored).
+    pub fn options(&self) -> DetectorOptions {
+        self.options
+    }
+
     /// The detector's current event time.
     pub fn now(&self) -> Timestamp {
         self.now

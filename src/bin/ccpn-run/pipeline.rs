@@ -77,6 +77,19 @@ pub(crate) fn run(args: &Args, net: Net) -> io::Result<ExitCode> {
         ),
     };
     let processed_before = detector.stats().processed;
+    if detector.options() != options {
+        eprintln!(
+            "ccpn-run: resuming with the checkpointed run's limits (--max-tokens {}, --max-sets {}{}), not this command line's",
+            detector.options().max_tokens,
+            detector.options().max_sets,
+            if detector.options().zone_index { "" } else { ", --no-zone-index" },
+        );
+    }
+    let DetectorOptions {
+        max_tokens,
+        max_sets,
+        ..
+    } = detector.options();
 
     let input: Box<dyn BufRead + Send> = match &args.events {
         Some(p) if p.as_os_str() != "-" => {
@@ -145,7 +158,7 @@ pub(crate) fn run(args: &Args, net: Net) -> io::Result<ExitCode> {
                 }
                 if !warned_evictions && detector.stats().evicted > 0 {
                     warned_evictions = true;
-                    eprintln!("ccpn-run: warning: --max-tokens {} reached: the oldest waiting tokens are being evicted", args.max_tokens);
+                    eprintln!("ccpn-run: warning: --max-tokens {max_tokens} reached: the oldest waiting tokens are being evicted");
                 }
                 count(&mut per_output, &found);
                 found.is_empty() || det_tx.send(ToWriter::Detections(found)).is_ok()
@@ -194,14 +207,14 @@ pub(crate) fn run(args: &Args, net: Net) -> io::Result<ExitCode> {
     }
     if stats.refused_sets > 0 {
         eprintln!(
-            "ccpn-run: warning: {} partial counting sets refused by --max-sets {}: matches growing from them were missed",
-            stats.refused_sets, args.max_sets
+            "ccpn-run: warning: {} partial counting sets refused by --max-sets {max_sets}: matches growing from them were missed",
+            stats.refused_sets
         );
     }
     if stats.evicted > 0 {
         eprintln!(
-            "ccpn-run: warning: {} tokens evicted by --max-tokens {}",
-            stats.evicted, args.max_tokens
+            "ccpn-run: warning: {} tokens evicted by --max-tokens {max_tokens}",
+            stats.evicted
         );
     }
     if args.stats {
