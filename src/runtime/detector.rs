@@ -66,7 +66,8 @@ pub struct Stats {
     pub processed: u64,
     /// Detections returned.
     pub detections: u64,
-    /// Tokens waiting in places now.
+    /// Tokens waiting in places now, with open intervals and the live events of
+    /// counting indexes (what [`DetectorOptions::max_tokens`] caps).
     pub live_tokens: usize,
     /// The most tokens ever waiting at once.
     pub peak_live_tokens: usize,

@@ -63,7 +63,7 @@ impl Held {
 /// current step (each component takes its rule's share when it fires).
 #[derive(serde::Serialize, serde::Deserialize)]
 pub(crate) struct CountShared {
-    /// The index's payloads are insertion numbers: `tokens[i]` is number `first + i`.
+    /// The index's payloads are insertion numbers: `held[i]` is number `first + i`.
     index: CountIndex<u64, KeyVal>,
     distinct: Option<Attr>,
     /// The occurrences inserted that the index may still report, oldest first.
