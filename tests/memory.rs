@@ -23,6 +23,17 @@ fn net(events: &str) -> Net {
     .expect("net loads")
 }
 
+/// A detector for `net` holding at most `max_tokens` tokens.
+fn capped(net: &Net, max_tokens: usize) -> Detector {
+    Detector::with_options(
+        net,
+        DetectorOptions {
+            max_tokens,
+            ..DetectorOptions::default()
+        },
+    )
+}
+
 /// The `i`-th event of the stream: type `A`, one spot, one time, a key per event
 /// when `keyed`, and two attributes as sensors send them.
 fn event(i: u64, keyed: bool) -> Event {
@@ -54,13 +65,7 @@ fn tokens(keyed: bool) -> (f64, isize) {
     let net = net(r#""a": Atomic(type: "A"), "b": Atomic(type: "B"),
         "out": Seq(of: ["a", "b"], key: "k", context: Unrestricted)"#);
     let cap = 20_000;
-    let mut detector = Detector::with_options(
-        &net,
-        DetectorOptions {
-            max_tokens: cap,
-            ..DetectorOptions::default()
-        },
-    );
+    let mut detector = capped(&net, cap);
     let grown = push(&mut detector, 0, cap as u64, keyed);
     assert_eq!(detector.stats().live_tokens, cap);
     let after = push(&mut detector, cap as u64, 3 * cap as u64, keyed);
@@ -144,17 +149,13 @@ fn max_sets_bounds_the_heap() {
 fn max_tokens_bounds_open_intervals() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let cap = 1_000;
-    let options = DetectorOptions {
-        max_tokens: cap,
-        ..DetectorOptions::default()
-    };
     let t = Timestamp::from_secs_f64(1_700_000_000.0).expect("time");
     // A*: one interval, never closed, collecting every occurrence inside it.
     let net1 = net(
         r#""s": Atomic(type: "S"), "a": Atomic(type: "A"), "z": Atomic(type: "Z"),
         "out": AStar(start: "s", e: "a", end: "z")"#,
     );
-    let mut detector = Detector::with_options(&net1, options);
+    let mut detector = capped(&net1, cap);
     let _ = detector.push(Event::new(0, "S", t)).expect("in order");
     let grown = push(&mut detector, 1, 4 * cap as u64, false);
     assert_eq!(detector.stats().live_tokens, cap, "the cap holds");
@@ -182,7 +183,7 @@ fn max_tokens_bounds_open_intervals() {
         r#""s": Atomic(type: "A"), "a": Atomic(type: "B"), "z": Atomic(type: "Z"),
         "out": A(start: "s", e: "a", end: "z", key: "k")"#,
     );
-    let mut detector = Detector::with_options(&net2, options);
+    let mut detector = capped(&net2, cap);
     push(&mut detector, 0, 3 * cap as u64, true);
     let stats = detector.stats();
     assert_eq!(stats.live_tokens, cap, "the cap holds");
@@ -197,13 +198,7 @@ fn max_tokens_bounds_the_live_events_of_count() {
     let net = net(r#""a": Atomic(type: "A"),
         "out": Count(of: "a", n: 3, distance: 100.0, window: "1h", distinct: "iff")"#);
     let cap = 2_000;
-    let mut detector = Detector::with_options(
-        &net,
-        DetectorOptions {
-            max_tokens: cap,
-            ..DetectorOptions::default()
-        },
-    );
+    let mut detector = capped(&net, cap);
     let grown = push(&mut detector, 0, cap as u64, true);
     assert_eq!(detector.stats().live_tokens, cap);
     let past = push(&mut detector, cap as u64, 3 * cap as u64, true);
@@ -221,13 +216,7 @@ fn count_detects_among_the_events_the_cap_keeps() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let net = net(r#""a": Atomic(type: "A"),
         "out": Count(of: "a", n: 2, distance: 100.0, window: "1h")"#);
-    let mut detector = Detector::with_options(
-        &net,
-        DetectorOptions {
-            max_tokens: 3,
-            ..DetectorOptions::default()
-        },
-    );
+    let mut detector = capped(&net, 3);
     let mut pairs = Vec::new();
     for i in 0..6 {
         for d in detector.push(event(i, true)).expect("in order") {
