@@ -65,14 +65,21 @@ fn tokens(keyed: bool) -> (f64, isize) {
     let net = net(r#""a": Atomic(type: "A"), "b": Atomic(type: "B"),
         "out": Seq(of: ["a", "b"], key: "k", context: Unrestricted)"#);
     let cap = 20_000;
-    let mut detector = capped(&net, cap);
-    let grown = push(&mut detector, 0, cap as u64, keyed);
+    let (grown, after) = fill_past_cap(&mut capped(&net, cap), cap, keyed);
+    (grown as f64 / cap as f64, after)
+}
+
+/// Pushes `cap` events, then `3 × cap` more; checks that the detector holds `cap`
+/// tokens after each, each newcomer past the cap evicting one. Returns the heap's
+/// growth up to the cap and past it.
+fn fill_past_cap(detector: &mut Detector, cap: usize, keyed: bool) -> (isize, isize) {
+    let grown = push(detector, 0, cap as u64, keyed);
     assert_eq!(detector.stats().live_tokens, cap);
-    let after = push(&mut detector, cap as u64, 3 * cap as u64, keyed);
+    let past = push(detector, cap as u64, 3 * cap as u64, keyed);
     let stats = detector.stats();
     assert_eq!(stats.live_tokens, cap, "the cap holds");
     assert_eq!(stats.evicted, 3 * cap as u64, "each newcomer evicts one");
-    (grown as f64 / cap as f64, after)
+    (grown, past)
 }
 
 #[test]
@@ -198,13 +205,7 @@ fn max_tokens_bounds_the_live_events_of_count() {
     let net = net(r#""a": Atomic(type: "A"),
         "out": Count(of: "a", n: 3, distance: 100.0, window: "1h", distinct: "iff")"#);
     let cap = 2_000;
-    let mut detector = capped(&net, cap);
-    let grown = push(&mut detector, 0, cap as u64, true);
-    assert_eq!(detector.stats().live_tokens, cap);
-    let past = push(&mut detector, cap as u64, 3 * cap as u64, true);
-    let stats = detector.stats();
-    assert_eq!(stats.live_tokens, cap, "the cap holds");
-    assert_eq!(stats.evicted, 3 * cap as u64);
+    let (grown, past) = fill_past_cap(&mut capped(&net, cap), cap, true);
     let per_event = grown as f64 / cap as f64;
     eprintln!("Count: {per_event:.0} bytes per live event; {past} bytes more after the cap");
     assert!(per_event < 1024.0, "{per_event} bytes per live event");

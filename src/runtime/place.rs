@@ -112,7 +112,8 @@ impl Place {
         Some(r)
     }
 
-    /// Files `tok` under `k`, evicting the oldest token of the bucket if the budget is spent.
+    /// Files `tok` under `k`. If the budget is spent, the oldest token of the bucket
+    /// gives way, or, with none to give, `tok` is turned away.
     ///
     /// Tokens of the bucket that can no longer fit a window ending at `now` or later
     /// are dropped first, as in [`Place::with_live_bucket`].
