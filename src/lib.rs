@@ -51,6 +51,7 @@ mod filter;
 pub mod io;
 mod model;
 mod net;
+pub mod partition;
 mod runtime;
 mod spatial;
 mod spec;
