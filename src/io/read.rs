@@ -1261,6 +1261,11 @@ impl<R: BufRead> Lines<R> {
         self.line
     }
 
+    /// The underlying reader, to look at (its buffer, say) between lines.
+    pub fn get_ref(&self) -> &R {
+        &self.reader
+    }
+
     /// The underlying reader.
     pub fn into_inner(self) -> R {
         self.reader

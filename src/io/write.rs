@@ -45,6 +45,44 @@ impl JsonLines {
         w.write_all(b"\n")
     }
 
+    /// The detection's line with its `seq` left to fill in: for a run whose
+    /// detections are found on many threads and numbered where they are gathered.
+    ///
+    /// ```
+    /// use ccpn::io::write::JsonLines;
+    /// use ccpn::{Detector, Event, Net, Space, Timestamp};
+    ///
+    /// let net = Net::from_ron("n.ron", r#"Net(events: {"a": Atomic(type: "A")}, outputs: ["a"])"#)?;
+    /// let found = Detector::new(&net).push(Event::new(1, "A", Timestamp::from_secs_f64(2.5).unwrap()))?;
+    /// let line = JsonLines::new(Space::Planar).unnumbered(&found[0]);
+    /// let mut out = Vec::new();
+    /// line.write(&mut out, 41)?;
+    /// assert_eq!(String::from_utf8(out)?,
+    ///     "{\"event\":\"a\",\"time\":2.5,\"ids\":[1],\"seq\":41,\"start\":2.5}\n");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn unnumbered(&self, d: &Detection) -> Unnumbered {
+        // Written with a sentinel seq, then cut around it. Everything before `seq` is
+        // a number or an escaped string, so the first `"seq":` is the field.
+        const SENTINEL: u64 = u64::MAX;
+        let mut d = d.clone();
+        d.seq = SENTINEL;
+        let mut line = Vec::with_capacity(128);
+        let mut ser = serde_json::Serializer::new(&mut line);
+        if self.serialize(&mut ser, &d).is_err() {
+            unreachable!("serde_json writes detections to memory without error");
+        }
+        let text = String::from_utf8(line).unwrap_or_default();
+        let mark = format!("\"seq\":{SENTINEL}");
+        match text.find(&mark) {
+            Some(at) => Unnumbered {
+                head: text[..at + 6].to_owned(),
+                tail: text[at + mark.len()..].to_owned(),
+            },
+            None => unreachable!("every detection line has a seq"),
+        }
+    }
+
     fn serialize<S: Serializer>(&self, s: S, d: &Detection) -> Result<S::Ok, S::Error> {
         serde::Serialize::serialize(
             &Fields {
@@ -53,6 +91,29 @@ impl JsonLines {
             },
             s,
         )
+    }
+}
+
+/// A detection's JSON line without its `seq` (see [`JsonLines::unnumbered`]).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Unnumbered {
+    /// Up to and including `"seq":`.
+    head: String,
+    /// After the seq's value, without the newline.
+    tail: String,
+}
+
+impl Unnumbered {
+    /// Writes the line with `seq`, and a newline.
+    ///
+    /// # Errors
+    ///
+    /// Any error of `w`.
+    pub fn write(&self, w: &mut impl Write, seq: u64) -> io::Result<()> {
+        w.write_all(self.head.as_bytes())?;
+        write!(w, "{seq}")?;
+        w.write_all(self.tail.as_bytes())?;
+        w.write_all(b"\n")
     }
 }
 

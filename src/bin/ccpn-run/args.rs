@@ -7,8 +7,12 @@ use clap::{Parser, ValueEnum};
 /// Detects composite spatio-temporal events: reads events (JSON Lines or CSV) and
 /// writes one JSON line per detection of the net's outputs.
 #[derive(Debug, Parser)]
-#[command(name = "ccpn-run", version, about)]
+#[command(name = "ccpn-run", version, about, disable_help_flag = true)]
 pub(crate) struct Args {
+    /// Print help (`-h` is the cluster's host file, as in Timely Dataflow).
+    #[arg(long, action = clap::ArgAction::Help)]
+    pub(crate) help: Option<bool>,
+
     /// The net (a RON file).
     pub(crate) net: PathBuf,
 
@@ -76,9 +80,49 @@ pub(crate) struct Args {
     #[arg(long, value_name = "FILE")]
     pub(crate) resume: Option<PathBuf>,
 
+    /// Run on Timely Dataflow with N worker threads in this process: the net's
+    /// detecting is split into `--partitions` (see `--check` for how).
+    #[arg(short = 'w', long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub(crate) workers: Option<u32>,
+
+    /// Processes in the cluster (each with `--workers` threads); process 0 reads the input.
+    #[arg(short = 'n', long, value_name = "P", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub(crate) processes: u32,
+
+    /// This process's number in the cluster, from 0.
+    #[arg(short = 'p', long, value_name = "I", default_value_t = 0)]
+    pub(crate) process: u32,
+
+    /// The cluster's addresses: one `host:port` per line, process 0's first.
+    #[arg(short = 'h', long, value_name = "FILE")]
+    pub(crate) hostfile: Option<PathBuf>,
+
+    /// Seconds the processes of a cluster wait for each other to connect.
+    #[arg(long, value_name = "SECONDS", default_value_t = 60)]
+    pub(crate) connect_timeout: u64,
+
+    /// Partitions the detecting is split into when run on workers (many more than
+    /// workers keeps them balanced; the same number gives the same detections in the
+    /// same order whatever the number of workers).
+    #[arg(long, value_name = "N", default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..=65536))]
+    pub(crate) partitions: u32,
+
+    /// With workers: each worker writes its own detections, in time order, to
+    /// DIR/worker-I.jsonl (I its number in the cluster), instead of process 0
+    /// gathering them all on stdout.
+    #[arg(long, value_name = "DIR")]
+    pub(crate) output_dir: Option<PathBuf>,
+
     /// Longest accepted input line, in bytes.
     #[arg(long, value_name = "BYTES", default_value_t = ccpn::io::read::DEFAULT_MAX_LINE_BYTES)]
     pub(crate) max_line_bytes: usize,
+}
+
+impl Args {
+    /// Is the run on Timely Dataflow workers rather than one detector thread?
+    pub(crate) fn dataflow(&self) -> bool {
+        self.workers.is_some() || self.processes > 1 || self.output_dir.is_some()
+    }
 }
 
 /// `--output`.

@@ -6,6 +6,7 @@
 
 mod args;
 mod checkpoint;
+mod dataflow;
 mod pipeline;
 
 use std::io::Write;
@@ -27,6 +28,19 @@ fn main() -> ExitCode {
         eprintln!("ccpn-run: --checkpoint needs JSON Lines output: a resumed run cannot continue a GeoJSON document");
         return ExitCode::from(2);
     }
+    if args.dataflow() {
+        let refused = if args.checkpoint.is_some() || args.resume.is_some() {
+            Some("--checkpoint and --resume need the single-threaded run (no --workers)")
+        } else if args.output == args::OutputArg::Geojson {
+            Some("--output geojson needs the single-threaded run (no --workers)")
+        } else {
+            None
+        };
+        if let Some(why) = refused {
+            eprintln!("ccpn-run: {why}");
+            return ExitCode::from(2);
+        }
+    }
     let net = match Net::from_file(&args.net) {
         Ok(net) => net,
         Err(e) => {
@@ -43,6 +57,12 @@ fn main() -> ExitCode {
             "outputs: {}\n",
             net.outputs().collect::<Vec<_>>().join(", ")
         ));
+        let partitioner = ccpn::partition::Partitioner::new(&net, args.partitions);
+        report.push_str(&format!(
+            "partitioning: {} ({} partitions)\n",
+            partitioner.plan(),
+            partitioner.partitions()
+        ));
         for w in net.warnings() {
             report.push_str(&format!("warning: {w}\n"));
         }
@@ -51,7 +71,12 @@ fn main() -> ExitCode {
     for w in net.warnings() {
         eprintln!("ccpn-run: warning: {w}");
     }
-    match pipeline::run(&args, net) {
+    let run = if args.dataflow() {
+        dataflow::run(&args, net)
+    } else {
+        pipeline::run(&args, net)
+    };
+    match run {
         Ok(code) => code,
         Err(e) => {
             eprintln!("ccpn-run: {e}");

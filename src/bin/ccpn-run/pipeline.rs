@@ -4,7 +4,7 @@
 
 use std::collections::HashSet;
 use std::fs::File;
-use std::io::{self, BufRead, BufReader, BufWriter, Write};
+use std::io::{self, BufReader, BufWriter, Read, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -29,12 +29,12 @@ const DEPTH: usize = 64;
 
 /// What the reader counted.
 #[derive(Default)]
-struct ReadCounts {
-    read: u64,
-    rejected: u64,
-    late: u64,
+pub(crate) struct ReadCounts {
+    pub(crate) read: u64,
+    pub(crate) rejected: u64,
+    pub(crate) late: u64,
     /// Set when `--strict` stopped the run.
-    stopped: bool,
+    pub(crate) stopped: bool,
 }
 
 /// Runs the net over the input; returns the exit status.
@@ -91,12 +91,7 @@ pub(crate) fn run(args: &Args, net: Net) -> io::Result<ExitCode> {
         ..
     } = detector.options();
 
-    let input: Box<dyn BufRead + Send> = match &args.events {
-        Some(p) if p.as_os_str() != "-" => {
-            Box::new(BufReader::with_capacity(1 << 16, File::open(p)?))
-        }
-        _ => Box::new(BufReader::with_capacity(1 << 16, io::stdin())),
-    };
+    let input = open_input(args)?;
     let late_file = match &args.late {
         // A resumed run adds to the late lines of the run it continues.
         Some(p) if resume.is_some() => Some(BufWriter::new(
@@ -249,20 +244,32 @@ pub(crate) fn run(args: &Args, net: Net) -> io::Result<ExitCode> {
     })
 }
 
-struct ReaderConfig {
+/// The input: a file, or standard input.
+pub(crate) type Input = BufReader<Box<dyn Read + Send>>;
+
+/// Opens the events file, or standard input when there is none or it is `-`.
+pub(crate) fn open_input(args: &Args) -> io::Result<Input> {
+    let raw: Box<dyn Read + Send> = match &args.events {
+        Some(p) if p.as_os_str() != "-" => Box::new(File::open(p)?),
+        _ => Box::new(io::stdin()),
+    };
+    Ok(BufReader::with_capacity(1 << 16, raw))
+}
+
+pub(crate) struct ReaderConfig {
     /// Attribute names and types the net reads: events share one copy of each.
-    names: Vec<String>,
-    format: FormatArg,
-    space: ccpn::Space,
-    max_delay: i64,
-    strict: bool,
-    max_line_bytes: usize,
+    pub(crate) names: Vec<String>,
+    pub(crate) format: FormatArg,
+    pub(crate) space: ccpn::Space,
+    pub(crate) max_delay: i64,
+    pub(crate) strict: bool,
+    pub(crate) max_line_bytes: usize,
     /// Send a checkpoint mark after every this many lines (0: never).
-    checkpoint_every: u64,
+    pub(crate) checkpoint_every: u64,
 }
 
 /// What the reader sends the detector.
-enum ToDetector {
+pub(crate) enum ToDetector {
     Events(Vec<Event>),
     /// Every line up to here is read: the detector is to checkpoint, once it has
     /// processed the events sent before.
@@ -287,8 +294,8 @@ struct Reader {
 /// Reads, parses and reorders lines; reports bad and late ones on stderr. With a
 /// checkpoint's `resume` position, the lines up to it are only read again where the
 /// run needs them: to learn the format, and for the events it held for reordering.
-fn read_events(
-    input: Box<dyn BufRead + Send>,
+pub(crate) fn read_events(
+    input: Input,
     cfg: ReaderConfig,
     late_file: Option<BufWriter<File>>,
     tx: Sender<ToDetector>,
@@ -338,6 +345,11 @@ fn read_events(
             break;
         }
         if r.cfg.checkpoint_every > 0 && no % r.cfg.checkpoint_every == 0 && !r.mark(no) {
+            break;
+        }
+        // What is read is sent before a read that may wait for more input: a live
+        // stream's events are detected when they come, not when a batch fills.
+        if lines.get_ref().buffer().is_empty() && !r.flush() {
             break;
         }
     }

@@ -1,0 +1,466 @@
+//! The run on Timely Dataflow: many workers, in one process or many.
+//!
+//! Process 0 reads, parses and reorders the input on a reader thread (so lateness
+//! is decided in one place, whatever the number of workers), and its worker 0
+//! routes each event to the partitions that must see it ([`Partitioner`]). The
+//! events are exchanged to the workers that hold those partitions; each worker
+//! keeps one [`ccpn::Detector`] per partition, pushes events into it in input order
+//! and advances its time with the dataflow's frontier; each partition keeps only
+//! the detections whose terminator it owns. The detections are exchanged to worker
+//! 0, which writes them in time order and numbers them (or each worker writes its
+//! own with `--output-dir`).
+//!
+//! Timely time is event time (microseconds): the reader's input advances with the
+//! events it releases, after each batch, so the frontier is the reorder buffer's
+//! watermark.
+
+mod cluster;
+mod detect;
+mod wire;
+mod write;
+
+use std::collections::VecDeque;
+use std::io::{self, BufWriter};
+use std::path::Path;
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{bounded, Receiver, TryRecvError};
+use timely::communication::allocator::AllocatorBuilder;
+use timely::communication::Config as CommunicationConfig;
+use timely::container::CapacityContainerBuilder;
+use timely::dataflow::channels::pact::{Exchange, Pipeline};
+use timely::dataflow::operators::generic::Operator;
+use timely::dataflow::operators::Probe;
+use timely::dataflow::{InputHandle, ProbeHandle};
+use timely::WorkerConfig;
+
+use ccpn::partition::Partitioner;
+use ccpn::{DetectorOptions, Net};
+
+use crate::args::Args;
+use crate::pipeline::{open_input, read_events, ReadCounts, ReaderConfig, ToDetector};
+use detect::{Detect, Tally};
+use wire::{time_of, Found, Routed, Time};
+use write::Writer;
+
+/// Reader batches in flight in the dataflow before the feeder waits for them.
+const IN_FLIGHT: usize = 16;
+
+/// What every worker shares.
+struct Shared {
+    net: Net,
+    partitioner: Partitioner,
+    options: DetectorOptions,
+    outputs: Vec<String>,
+    output_dir: Option<std::path::PathBuf>,
+    /// The reader's events, taken by the worker that feeds the dataflow.
+    events: Mutex<Option<Receiver<ToDetector>>>,
+    /// Set when the output is gone: the run winds down.
+    stop: Arc<AtomicBool>,
+}
+
+/// What a worker did.
+struct WorkerReport {
+    tally: Tally,
+    written: u64,
+    per_output: Vec<u64>,
+    fed: u64,
+    error: Option<io::Error>,
+}
+
+/// Runs the net on timely workers; returns the exit status.
+pub(crate) fn run(args: &Args, net: Net) -> io::Result<ExitCode> {
+    let started = Instant::now();
+    let communication = communication(args)?;
+    let partitioner = Partitioner::new(&net, args.partitions);
+    let options = partitioner.partition_options(DetectorOptions {
+        max_tokens: args.max_tokens,
+        max_sets: args.max_sets,
+        zone_index: !args.no_zone_index,
+    });
+    let stop = Arc::new(AtomicBool::new(false));
+    let reads = args.process == 0;
+    let (reader, events) = if reads {
+        let (tx, rx) = bounded::<ToDetector>(64);
+        let cfg = ReaderConfig {
+            names: net.names_read().into_iter().map(str::to_owned).collect(),
+            format: args.format,
+            space: net.space(),
+            max_delay: args.max_delay,
+            strict: args.strict,
+            max_line_bytes: args.max_line_bytes,
+            checkpoint_every: 0,
+        };
+        let input = open_input(args)?;
+        let late_file = match &args.late {
+            Some(p) => Some(BufWriter::new(std::fs::File::create(p)?)),
+            None => None,
+        };
+        let stop = stop.clone();
+        let handle = thread::Builder::new()
+            .name("reader".into())
+            .spawn(move || read_events(input, cfg, late_file, tx, &stop, None))?;
+        (Some(handle), Some(rx))
+    } else {
+        (None, None)
+    };
+    let shared = Arc::new(Shared {
+        outputs: net.outputs().map(str::to_owned).collect(),
+        net,
+        partitioner,
+        options,
+        output_dir: args.output_dir.clone(),
+        events: Mutex::new(events),
+        stop: stop.clone(),
+    });
+    let (builders, others) = communication;
+    let guards = {
+        let shared = shared.clone();
+        timely::execute::execute_from(builders, others, WorkerConfig::default(), move |worker| {
+            work(worker, &shared)
+        })
+        .map_err(|e| io::Error::other(format!("cannot start the workers: {e}")))?
+    };
+    let mut tally = Tally::default();
+    let mut written = 0;
+    let mut fed = 0;
+    let mut per_output = vec![0u64; shared.outputs.len()];
+    let mut error = None;
+    for r in guards.join() {
+        let r = r.map_err(|e| io::Error::other(format!("a worker failed: {e}")))?;
+        tally.merge(&r.tally);
+        written += r.written;
+        fed += r.fed;
+        for (total, n) in per_output.iter_mut().zip(&r.per_output) {
+            *total += n;
+        }
+        error = error.or(r.error);
+    }
+    let counts = match reader {
+        Some(h) => h
+            .join()
+            .map_err(|_| io::Error::other("reader thread panicked"))??,
+        None => ReadCounts::default(),
+    };
+    if let Some(e) = error {
+        if e.kind() != io::ErrorKind::BrokenPipe {
+            return Err(e);
+        }
+    }
+    warn(&tally, args);
+    if args.stats && reads {
+        let elapsed = started.elapsed().as_secs_f64();
+        let by_output: serde_json::Map<String, serde_json::Value> = shared
+            .outputs
+            .iter()
+            .zip(&per_output)
+            .map(|(o, n)| (o.clone(), (*n).into()))
+            .collect();
+        let processed = fed - tally.late;
+        let summary = serde_json::json!({
+            "read": counts.read,
+            "processed": processed,
+            "rejected": counts.rejected,
+            "late": counts.late + tally.late,
+            "detections": written,
+            "by_output": by_output,
+            "events_per_s": if elapsed > 0.0 { (processed as f64 / elapsed).round() } else { 0.0 },
+            "elapsed_s": elapsed,
+            "processes": args.processes,
+            "workers": args.workers.unwrap_or(1) * args.processes,
+            "plan": shared.partitioner.plan().to_string(),
+            "partitions": tally.partitions,
+            "live_tokens": tally.live_tokens,
+            "peak_live_tokens": tally.peak_live_tokens,
+            "evicted": tally.evicted,
+            "refused_sets": tally.refused_sets,
+            "truncated_firings": tally.truncated_firings,
+        });
+        eprintln!("{summary}");
+    }
+    Ok(if counts.stopped {
+        ExitCode::from(3)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// The end-of-run warnings about this process's partitions.
+fn warn(t: &Tally, args: &Args) {
+    if t.truncated_firings > 0 {
+        eprintln!(
+            "ccpn-run: warning: {} firings of Any (Unrestricted or Continuous) not made: more than 100,000 sets for one occurrence",
+            t.truncated_firings
+        );
+    }
+    if t.refused_sets > 0 {
+        eprintln!(
+            "ccpn-run: warning: {} partial counting sets refused by the partitions' shares of --max-sets {}: matches growing from them were missed",
+            t.refused_sets, args.max_sets
+        );
+    }
+    if t.evicted > 0 {
+        eprintln!(
+            "ccpn-run: warning: {} tokens evicted by the partitions' shares of --max-tokens {}",
+            t.evicted, args.max_tokens
+        );
+    }
+}
+
+/// Timely's allocators from `--workers`, `--processes`, `--process` and
+/// `--hostfile` (connecting to the other processes of a cluster).
+fn communication(
+    args: &Args,
+) -> io::Result<(Vec<AllocatorBuilder>, Box<dyn std::any::Any + Send>)> {
+    let threads = args.workers.unwrap_or(1) as usize;
+    if args.processes <= 1 {
+        let config = if threads > 1 {
+            CommunicationConfig::Process(threads)
+        } else {
+            CommunicationConfig::Thread
+        };
+        return config
+            .try_build()
+            .map_err(|e| io::Error::other(format!("cannot start the workers: {e}")));
+    }
+    let processes = args.processes as usize;
+    let Some(path) = &args.hostfile else {
+        return Err(io::Error::other(
+            "--processes needs --hostfile (-h): the processes' addresses",
+        ));
+    };
+    let addresses = read_hostfile(path)?;
+    if addresses.len() < processes {
+        return Err(io::Error::other(format!(
+            "{} names {} processes, not the {processes} of --processes",
+            path.display(),
+            addresses.len()
+        )));
+    }
+    if args.process as usize >= processes {
+        return Err(io::Error::other(format!(
+            "--process {} is not one of the {processes} processes (0 to {})",
+            args.process,
+            processes - 1
+        )));
+    }
+    cluster::allocators(
+        &addresses[..processes],
+        args.process as usize,
+        threads,
+        Duration::from_secs(args.connect_timeout),
+    )
+}
+
+/// The `host:port` lines of a host file.
+fn read_hostfile(path: &Path) -> io::Result<Vec<String>> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
+    Ok(text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(str::to_owned)
+        .collect())
+}
+
+/// One worker: builds the dataflow and runs it; the worker holding the reader's
+/// events feeds them in.
+fn work(worker: &mut timely::worker::Worker, sh: &Shared) -> WorkerReport {
+    let index = worker.index();
+    let feeds = if index == 0 {
+        sh.events.lock().ok().and_then(|mut e| e.take())
+    } else {
+        None
+    };
+    let outputs = sh.outputs.len();
+    let gather = sh.output_dir.is_none();
+    let mut writer = match (&sh.output_dir, index) {
+        (Some(dir), _) => Writer::file(dir, index, outputs),
+        (None, 0) => Ok(Writer::stdout(outputs)),
+        (None, _) => Ok(Writer::none(outputs)),
+    };
+    let (writer_error, writer_ok) = match writer.as_mut() {
+        Ok(_) => (None, true),
+        Err(e) => (Some(io::Error::new(e.kind(), e.to_string())), false),
+    };
+    let writer = std::rc::Rc::new(std::cell::RefCell::new(
+        writer.unwrap_or_else(|_| Writer::none(outputs)),
+    ));
+    let detect = std::rc::Rc::new(std::cell::RefCell::new(Detect::new(
+        sh.net.clone(),
+        sh.partitioner.clone(),
+        sh.options,
+    )));
+    let mut input = InputHandle::<Time, CapacityContainerBuilder<Vec<Routed>>>::new();
+    let probe = ProbeHandle::<Time>::new();
+    {
+        let detect = detect.clone();
+        let writer = writer.clone();
+        let stop = sh.stop.clone();
+        worker.dataflow::<Time, _, _>(|scope| {
+            let found = input.to_stream(scope).unary_frontier(
+                Exchange::new(|r: &Routed| u64::from(r.partition)),
+                "Detect",
+                |cap, _info| {
+                    let mut cap = Some(cap);
+                    let mut events: Vec<Routed> = Vec::new();
+                    let mut out: Vec<(Time, Found)> = Vec::new();
+                    move |(input, frontier), output| {
+                        input.for_each(|_, data| events.append(data));
+                        let mut d = detect.borrow_mut();
+                        if !events.is_empty() {
+                            d.push(&mut events, &mut out);
+                        }
+                        let now = frontier.frontier().iter().min().copied();
+                        if let (Some(c), Some(f)) = (cap.as_ref(), now) {
+                            if f > *c.time() {
+                                d.advance(f, &mut out);
+                            }
+                        }
+                        if let Some(c) = cap.as_mut() {
+                            // Detections at their own times: the writer can then
+                            // tell when none earlier can come.
+                            out.sort_by_key(|(t, _)| *t);
+                            let mut rest = &mut out[..];
+                            while let Some(&(t, _)) = rest.first() {
+                                let n = rest.iter().take_while(|(u, _)| *u == t).count();
+                                let at = c.delayed(&t.max(*c.time()));
+                                let mut session = output.session(&at);
+                                for (_, f) in rest[..n].iter_mut() {
+                                    session.give(f.clone());
+                                }
+                                rest = &mut rest[n..];
+                            }
+                            out.clear();
+                            match now {
+                                Some(f) if f > *c.time() => c.downgrade(&f),
+                                Some(_) => {}
+                                None => cap = None,
+                            }
+                        }
+                    }
+                },
+            );
+            let pact_to_writer = move |_: &Found| 0u64;
+            let found = if gather {
+                found.unary(Exchange::new(pact_to_writer), "Gather", |_, _| {
+                    |input, output| {
+                        input.for_each(|cap, data| {
+                            output.session(&cap).give_container(data);
+                        });
+                    }
+                })
+            } else {
+                found
+            };
+            found
+                .probe_with(&probe)
+                .sink(Pipeline, "Write", move |(input, frontier)| {
+                    let mut w = writer.borrow_mut();
+                    input.for_each(|cap, data| {
+                        let t = cap.least().copied().unwrap_or_default();
+                        w.take(t, data.drain(..));
+                    });
+                    w.write_ready(frontier.frontier().iter().min().copied());
+                    if w.error.is_some() {
+                        stop.store(true, Ordering::Relaxed);
+                    }
+                });
+        });
+    }
+    let mut fed = 0;
+    if let (Some(rx), true) = (feeds, writer_ok) {
+        fed = feed(worker, &mut input, &probe, &rx, sh);
+    }
+    drop(input);
+    while worker.step_or_park(None) {}
+    let tally = detect.borrow().tally();
+    let mut w = writer.borrow_mut();
+    WorkerReport {
+        tally,
+        written: w.written(),
+        per_output: std::mem::take(&mut w.per_output),
+        fed,
+        error: writer_error.or_else(|| w.error.take()),
+    }
+}
+
+/// Feeds the reader's events into the dataflow, routed to their partitions, and
+/// advances the input's time after each batch; returns the events fed. Closes the
+/// input at the end, once every partition has moved past the last event's time
+/// (so ticks at that time fire, as at the end of a single-threaded run).
+fn feed(
+    worker: &mut timely::worker::Worker,
+    input: &mut InputHandle<Time, CapacityContainerBuilder<Vec<Routed>>>,
+    probe: &ProbeHandle<Time>,
+    rx: &Receiver<ToDetector>,
+    sh: &Shared,
+) -> u64 {
+    let mut order = 0u64;
+    let mut last: Option<Time> = None;
+    let mut targets = Vec::new();
+    let mut in_flight: VecDeque<Time> = VecDeque::new();
+    loop {
+        if sh.stop.load(Ordering::Relaxed) {
+            break;
+        }
+        let batch = match rx.try_recv() {
+            Ok(ToDetector::Events(batch)) => batch,
+            // No checkpoints on workers.
+            Ok(ToDetector::Mark(_)) => continue,
+            Err(TryRecvError::Empty) => {
+                worker.step_or_park(Some(Duration::from_millis(1)));
+                continue;
+            }
+            Err(TryRecvError::Disconnected) => break,
+        };
+        let Some(first) = batch.first() else { continue };
+        let t0 = time_of(first.time);
+        if t0 > *input.time() {
+            input.advance_to(t0);
+        }
+        for ev in batch {
+            let t = time_of(ev.time);
+            sh.partitioner.targets(&ev, &mut targets);
+            let wire = wire::Wire::from(ev);
+            for &p in &targets {
+                input.send(Routed {
+                    partition: p,
+                    order,
+                    event: wire.clone(),
+                });
+            }
+            order += 1;
+            last = Some(t);
+        }
+        if let Some(t) = last {
+            if t > *input.time() {
+                input.advance_to(t);
+            }
+            in_flight.push_back(t);
+        }
+        // Keep the dataflow's backlog bounded.
+        while in_flight.len() > IN_FLIGHT {
+            let oldest = in_flight[0];
+            while probe.less_than(&oldest) && !sh.stop.load(Ordering::Relaxed) {
+                worker.step();
+            }
+            in_flight.pop_front();
+        }
+        worker.step();
+    }
+    // Events at the last time are done once time moves past it.
+    if let Some(t) = last {
+        let end = t.saturating_add(1);
+        input.advance_to(end);
+        while probe.less_than(&end) && !sh.stop.load(Ordering::Relaxed) {
+            worker.step();
+        }
+    }
+    order
+}

@@ -1,0 +1,97 @@
+//! Writing found detections in time order, numbered as they are written.
+
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
+use std::path::Path;
+
+use super::wire::{Found, Time};
+
+/// Where a worker's writer puts lines.
+pub(crate) struct Writer {
+    out: Option<BufWriter<Box<dyn Write>>>,
+    pending: Vec<(Time, Found)>,
+    seq: u64,
+    /// Detections written, per output.
+    pub(crate) per_output: Vec<u64>,
+    /// The first error met; writing stops there.
+    pub(crate) error: Option<io::Error>,
+}
+
+impl Writer {
+    /// A writer to standard output.
+    pub(crate) fn stdout(outputs: usize) -> Writer {
+        Writer::to(Some(Box::new(io::stdout())), outputs)
+    }
+
+    /// A writer to `dir/worker-I.jsonl`.
+    pub(crate) fn file(dir: &Path, worker: usize, outputs: usize) -> io::Result<Writer> {
+        std::fs::create_dir_all(dir)?;
+        let f = File::create(dir.join(format!("worker-{worker}.jsonl")))?;
+        Ok(Writer::to(Some(Box::new(f)), outputs))
+    }
+
+    /// A writer that receives nothing (on workers that do not gather).
+    pub(crate) fn none(outputs: usize) -> Writer {
+        Writer::to(None, outputs)
+    }
+
+    fn to(out: Option<Box<dyn Write>>, outputs: usize) -> Writer {
+        Writer {
+            out: out.map(|o| BufWriter::with_capacity(1 << 16, o)),
+            pending: Vec::new(),
+            seq: 0,
+            per_output: vec![0; outputs],
+            error: None,
+        }
+    }
+
+    /// Takes detections found at timely time `t`.
+    pub(crate) fn take(&mut self, t: Time, found: impl IntoIterator<Item = Found>) {
+        self.pending.extend(found.into_iter().map(|f| (t, f)));
+    }
+
+    /// Writes, in time order, every pending detection no later than `frontier` (all
+    /// of them when it is `None`: the input is done); later detections cannot come
+    /// earlier than those.
+    pub(crate) fn write_ready(&mut self, frontier: Option<Time>) {
+        let ready: Vec<(Time, Found)> = match frontier {
+            None => std::mem::take(&mut self.pending),
+            Some(f) => {
+                let (ready, later) = std::mem::take(&mut self.pending)
+                    .into_iter()
+                    .partition(|(t, _)| *t <= f);
+                self.pending = later;
+                ready
+            }
+        };
+        if ready.is_empty() {
+            return;
+        }
+        let mut ready = ready;
+        ready.sort_by_key(|(_, f)| (f.time, f.partition, f.order));
+        let Some(out) = self.out.as_mut() else {
+            return;
+        };
+        if self.error.is_some() {
+            return;
+        }
+        let result = (|| {
+            for (_, f) in &ready {
+                f.line.write(out, self.seq)?;
+                self.seq += 1;
+                if let Some(n) = self.per_output.get_mut(f.output as usize) {
+                    *n += 1;
+                }
+            }
+            out.flush()
+        })();
+        if let Err(e) = result {
+            self.error = Some(e);
+        }
+    }
+
+    /// Detections written.
+    pub(crate) fn written(&self) -> u64 {
+        self.seq
+    }
+}
