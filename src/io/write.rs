@@ -62,24 +62,25 @@ impl JsonLines {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn unnumbered(&self, d: &Detection) -> Unnumbered {
-        // Written with a sentinel seq, then cut around it. Everything before `seq` is
-        // a number or an escaped string, so the first `"seq":` is the field.
-        const SENTINEL: u64 = u64::MAX;
-        let mut d = d.clone();
-        d.seq = SENTINEL;
-        let mut line = Vec::with_capacity(128);
-        let mut ser = serde_json::Serializer::new(&mut line);
-        if self.serialize(&mut ser, &d).is_err() {
-            unreachable!("serde_json writes detections to memory without error");
+        let location = Some(self.space.axis_names());
+        let mut text = Vec::with_capacity(160);
+        let part = |text: &mut Vec<u8>, part| {
+            let fields = Fields { d, location, part };
+            // Writing to memory fails only for maps with non-string keys.
+            let _ = serde::Serialize::serialize(&fields, &mut serde_json::Serializer::new(text));
+        };
+        // `{head}` + `{tail}` becomes `{head,"seq":` + `,tail}`.
+        part(&mut text, Part::Head);
+        text.pop();
+        text.extend_from_slice(b",\"seq\":");
+        let cut = text.len();
+        part(&mut text, Part::Tail);
+        if let Some(brace) = text.get_mut(cut) {
+            *brace = b',';
         }
-        let text = String::from_utf8(line).unwrap_or_default();
-        let mark = format!("\"seq\":{SENTINEL}");
-        match text.find(&mark) {
-            Some(at) => Unnumbered {
-                head: text[..at + 6].to_owned(),
-                tail: text[at + mark.len()..].to_owned(),
-            },
-            None => unreachable!("every detection line has a seq"),
+        Unnumbered {
+            text: String::from_utf8(text).unwrap_or_default(),
+            cut,
         }
     }
 
@@ -88,6 +89,7 @@ impl JsonLines {
             &Fields {
                 d,
                 location: Some(self.space.axis_names()),
+                part: Part::All,
             },
             s,
         )
@@ -97,10 +99,10 @@ impl JsonLines {
 /// A detection's JSON line without its `seq` (see [`JsonLines::unnumbered`]).
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Unnumbered {
-    /// Up to and including `"seq":`.
-    head: String,
-    /// After the seq's value, without the newline.
-    tail: String,
+    /// The line without its seq's value and newline.
+    text: String,
+    /// Where the seq's value goes: just after `"seq":`.
+    cut: usize,
 }
 
 impl Unnumbered {
@@ -110,9 +112,10 @@ impl Unnumbered {
     ///
     /// Any error of `w`.
     pub fn write(&self, w: &mut impl Write, seq: u64) -> io::Result<()> {
-        w.write_all(self.head.as_bytes())?;
-        write!(w, "{seq}")?;
-        w.write_all(self.tail.as_bytes())?;
+        let (head, tail) = self.text.as_bytes().split_at(self.cut.min(self.text.len()));
+        w.write_all(head)?;
+        w.write_all(itoa::Buffer::new().format(seq).as_bytes())?;
+        w.write_all(tail)?;
         w.write_all(b"\n")
     }
 }
@@ -122,23 +125,40 @@ impl Unnumbered {
 struct Fields<'a> {
     d: &'a Detection,
     location: Option<(&'static str, &'static str)>,
+    part: Part,
+}
+
+/// Which of a detection's fields to write.
+#[derive(Clone, Copy, PartialEq)]
+enum Part {
+    All,
+    /// Those before `seq`.
+    Head,
+    /// Those after `seq`.
+    Tail,
 }
 
 impl serde::Serialize for Fields<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let d = self.d;
         let mut m = s.serialize_map(None)?;
-        m.serialize_entry("event", &*d.event)?;
-        match &d.time_text {
-            Some(t) => m.serialize_entry("time", &**t)?,
-            None => m.serialize_entry("time", &d.time.as_secs_f64())?,
+        if self.part != Part::Tail {
+            m.serialize_entry("event", &*d.event)?;
+            match &d.time_text {
+                Some(t) => m.serialize_entry("time", &**t)?,
+                None => m.serialize_entry("time", &d.time.as_secs_f64())?,
+            }
+            if let (Some(p), Some((xn, yn))) = (d.location, self.location) {
+                m.serialize_entry(xn, &p.x)?;
+                m.serialize_entry(yn, &p.y)?;
+            }
+            m.serialize_entry("ids", &Ids(d))?;
         }
-        if let (Some(p), Some((xn, yn))) = (d.location, self.location) {
-            m.serialize_entry(xn, &p.x)?;
-            m.serialize_entry(yn, &p.y)?;
+        match self.part {
+            Part::All => m.serialize_entry("seq", &d.seq)?,
+            Part::Head => return m.end(),
+            Part::Tail => {}
         }
-        m.serialize_entry("ids", &Ids(d))?;
-        m.serialize_entry("seq", &d.seq)?;
         match (&d.time_text, d.members().next()) {
             (Some(_), Some(first)) if first.time == d.start && first.time_text.is_some() => {
                 m.serialize_entry("start", first.time_text.as_deref().unwrap_or_default())?
@@ -202,7 +222,7 @@ impl GeoJson {
         let feature = serde_json::json!({
             "type": "Feature",
             "geometry": geometry(d),
-            "properties": Fields { d, location: None },
+            "properties": Fields { d, location: None, part: Part::All },
         });
         serde_json::to_writer(&mut *w, &feature).map_err(io::Error::other)
     }
@@ -246,5 +266,47 @@ struct Ids<'a>(&'a Detection);
 impl serde::Serialize for Ids<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.collect_seq(self.0.ids())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Detector, Event, Net, Timestamp};
+
+    /// Every kind of detail, RFC 3339 and numeric times, strings in ids.
+    #[test]
+    fn unnumbered_lines_are_the_numbered_ones_without_seq() {
+        let net = Net::from_ron(
+            "n.ron",
+            r#"Net(
+                zones: { "z": Rect(min: (0.0, 0.0), max: (9.0, 9.0)) },
+                events: {
+                    "a": Atomic(type: "A"), "b": Atomic(type: "B"),
+                    "in": Within(of: "a", zones: ["z"]),
+                    "near": Dist(a: "a", b: "b", max: 5.0, within: 60.0),
+                    "ticks": PStar(start: "a", period: 1.0, end: "b", within: 60.0),
+                },
+                outputs: ["a", "in", "near", "ticks"],
+            )"#,
+        )
+        .unwrap();
+        let mut d = Detector::new(&net);
+        let t = |s: f64| Timestamp::from_secs_f64(s).unwrap();
+        let mut found = d.push(Event::new("a\"1", "A", t(1.0)).at(1.0, 2.0)).unwrap();
+        let mut b = Event::new(2, "B", t(3.5)).at(1.5, 2.0);
+        b.time_text = Some("1970-01-01T00:00:03.5Z".into());
+        found.extend(d.push(b).unwrap());
+        assert_eq!(found.len(), 4);
+        let lines = JsonLines::new(Space::Planar);
+        for (i, det) in found.iter_mut().enumerate() {
+            let seq = 1_000_000_007 * i as u64;
+            let mut split = Vec::new();
+            lines.unnumbered(det).write(&mut split, seq).unwrap();
+            det.seq = seq;
+            let mut whole = Vec::new();
+            lines.write(&mut whole, det).unwrap();
+            assert_eq!(String::from_utf8(split).unwrap(), String::from_utf8(whole).unwrap());
+        }
     }
 }

@@ -56,6 +56,8 @@ struct Shared {
     partitioner: Partitioner,
     options: DetectorOptions,
     outputs: Vec<String>,
+    /// The event types the net reads; others are not sent to any partition.
+    types: std::collections::HashSet<String>,
     output_dir: Option<std::path::PathBuf>,
     /// The reader's events, taken by the worker that feeds the dataflow.
     events: Mutex<Option<Receiver<ToDetector>>>,
@@ -68,7 +70,7 @@ struct WorkerReport {
     tally: Tally,
     written: u64,
     per_output: Vec<u64>,
-    fed: u64,
+    fed: Fed,
     error: Option<io::Error>,
 }
 
@@ -110,6 +112,7 @@ pub(crate) fn run(args: &Args, net: Net) -> io::Result<ExitCode> {
     };
     let shared = Arc::new(Shared {
         outputs: net.outputs().map(str::to_owned).collect(),
+        types: net.event_types().map(str::to_owned).collect(),
         net,
         partitioner,
         options,
@@ -128,13 +131,15 @@ pub(crate) fn run(args: &Args, net: Net) -> io::Result<ExitCode> {
     let mut tally = Tally::default();
     let mut written = 0;
     let mut fed = 0;
+    let mut routed = 0;
     let mut per_output = vec![0u64; shared.outputs.len()];
     let mut error = None;
     for r in guards.join() {
         let r = r.map_err(|e| io::Error::other(format!("a worker failed: {e}")))?;
         tally.merge(&r.tally);
         written += r.written;
-        fed += r.fed;
+        fed += r.fed.events;
+        routed += r.fed.routed;
         for (total, n) in per_output.iter_mut().zip(&r.per_output) {
             *total += n;
         }
@@ -174,6 +179,7 @@ pub(crate) fn run(args: &Args, net: Net) -> io::Result<ExitCode> {
             "workers": args.workers.unwrap_or(1) * args.processes,
             "plan": shared.partitioner.plan().to_string(),
             "partitions": tally.partitions,
+            "copies_per_event": if fed > 0 { routed as f64 / fed as f64 } else { 0.0 },
             "live_tokens": tally.live_tokens,
             "peak_live_tokens": tally.peak_live_tokens,
             "evicted": tally.evicted,
@@ -272,6 +278,7 @@ fn read_hostfile(path: &Path) -> io::Result<Vec<String>> {
 /// events feeds them in.
 fn work(worker: &mut timely::worker::Worker, sh: &Shared) -> WorkerReport {
     let index = worker.index();
+    let peers = worker.peers();
     let feeds = if index == 0 {
         sh.events.lock().ok().and_then(|mut e| e.take())
     } else {
@@ -304,7 +311,7 @@ fn work(worker: &mut timely::worker::Worker, sh: &Shared) -> WorkerReport {
         let stop = sh.stop.clone();
         worker.dataflow::<Time, _, _>(|scope| {
             let found = input.to_stream(scope).unary_frontier(
-                Exchange::new(|r: &Routed| u64::from(r.partition)),
+                Exchange::new(move |r: &Routed| holder(r.partition, peers)),
                 "Detect",
                 |cap, _info| {
                     let mut cap = Some(cap);
@@ -326,17 +333,14 @@ fn work(worker: &mut timely::worker::Worker, sh: &Shared) -> WorkerReport {
                             // Detections at their own times: the writer can then
                             // tell when none earlier can come.
                             out.sort_by_key(|(t, _)| *t);
-                            let mut rest = &mut out[..];
-                            while let Some(&(t, _)) = rest.first() {
-                                let n = rest.iter().take_while(|(u, _)| *u == t).count();
+                            let mut found = out.drain(..).peekable();
+                            while let Some(&(t, _)) = found.peek() {
                                 let at = c.delayed(&t.max(*c.time()));
                                 let mut session = output.session(&at);
-                                for (_, f) in rest[..n].iter_mut() {
-                                    session.give(f.clone());
+                                while let Some((_, f)) = found.next_if(|(u, _)| *u == t) {
+                                    session.give(f);
                                 }
-                                rest = &mut rest[n..];
                             }
-                            out.clear();
                             match now {
                                 Some(f) if f > *c.time() => c.downgrade(&f),
                                 Some(_) => {}
@@ -373,7 +377,7 @@ fn work(worker: &mut timely::worker::Worker, sh: &Shared) -> WorkerReport {
                 });
         });
     }
-    let mut fed = 0;
+    let mut fed = Fed::default();
     if let (Some(rx), true) = (feeds, writer_ok) {
         fed = feed(worker, &mut input, &probe, &rx, sh);
     }
@@ -390,8 +394,24 @@ fn work(worker: &mut timely::worker::Worker, sh: &Shared) -> WorkerReport {
     }
 }
 
+/// The worker that holds partition `p` of a run on `peers` workers: partitions go
+/// round the workers from worker 1, so that a net that is not split runs beside
+/// worker 0, which feeds the input and gathers the output.
+fn holder(p: u32, peers: usize) -> u64 {
+    (u64::from(p) + 1) % (peers.max(1) as u64)
+}
+
+/// What the feeder sent.
+#[derive(Clone, Copy, Default)]
+struct Fed {
+    /// Events taken from the reader.
+    events: u64,
+    /// Copies sent to partitions (events of types the net does not read go nowhere).
+    routed: u64,
+}
+
 /// Feeds the reader's events into the dataflow, routed to their partitions, and
-/// advances the input's time after each batch; returns the events fed. Closes the
+/// advances the input's time after each batch. Closes the
 /// input at the end, once every partition has moved past the last event's time
 /// (so ticks at that time fire, as at the end of a single-threaded run).
 fn feed(
@@ -400,8 +420,9 @@ fn feed(
     probe: &ProbeHandle<Time>,
     rx: &Receiver<ToDetector>,
     sh: &Shared,
-) -> u64 {
+) -> Fed {
     let mut order = 0u64;
+    let mut routed = 0u64;
     let mut last: Option<Time> = None;
     let mut targets = Vec::new();
     let mut in_flight: VecDeque<Time> = VecDeque::new();
@@ -426,7 +447,14 @@ fn feed(
         }
         for ev in batch {
             let t = time_of(ev.time);
+            order += 1;
+            last = Some(t);
+            if !sh.types.contains(&*ev.kind) {
+                // Processed, and nothing in the net reads it.
+                continue;
+            }
             sh.partitioner.targets(&ev, &mut targets);
+            routed += targets.len() as u64;
             let wire = wire::Wire::from(ev);
             for &p in &targets {
                 input.send(Routed {
@@ -435,8 +463,6 @@ fn feed(
                     event: wire.clone(),
                 });
             }
-            order += 1;
-            last = Some(t);
         }
         if let Some(t) = last {
             if t > *input.time() {
@@ -462,5 +488,8 @@ fn feed(
             worker.step();
         }
     }
-    order
+    Fed {
+        events: order,
+        routed,
+    }
 }

@@ -54,37 +54,28 @@ impl Writer {
     /// of them when it is `None`: the input is done); later detections cannot come
     /// earlier than those.
     pub(crate) fn write_ready(&mut self, frontier: Option<Time>) {
-        let ready: Vec<(Time, Found)> = match frontier {
-            None => std::mem::take(&mut self.pending),
-            Some(f) => {
-                let (ready, later) = std::mem::take(&mut self.pending)
-                    .into_iter()
-                    .partition(|(t, _)| *t <= f);
-                self.pending = later;
-                ready
-            }
-        };
-        if ready.is_empty() {
+        let f = frontier.unwrap_or(Time::MAX);
+        if self.pending.iter().all(|(t, _)| *t > f) {
             return;
         }
-        let mut ready = ready;
-        ready.sort_by_key(|(_, f)| (f.time, f.partition, f.order));
-        let Some(out) = self.out.as_mut() else {
-            return;
-        };
-        if self.error.is_some() {
-            return;
-        }
-        let result = (|| {
-            for (_, f) in &ready {
-                f.line.write(out, self.seq)?;
-                self.seq += 1;
-                if let Some(n) = self.per_output.get_mut(f.output as usize) {
-                    *n += 1;
+        // Ready ones first, in the order they are written; the rest stay pending.
+        self.pending
+            .sort_unstable_by_key(|(t, found)| (*t > f, found.time, found.partition, found.order));
+        let ready = self.pending.partition_point(|(t, _)| *t <= f);
+        let result = match self.out.as_mut() {
+            Some(out) if self.error.is_none() => (|| {
+                for (_, found) in &self.pending[..ready] {
+                    found.line.write(out, self.seq)?;
+                    self.seq += 1;
+                    if let Some(n) = self.per_output.get_mut(found.output as usize) {
+                        *n += 1;
+                    }
                 }
-            }
-            out.flush()
-        })();
+                out.flush()
+            })(),
+            _ => Ok(()),
+        };
+        self.pending.drain(..ready);
         if let Err(e) = result {
             self.error = Some(e);
         }
