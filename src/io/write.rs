@@ -293,7 +293,9 @@ mod tests {
         .unwrap();
         let mut d = Detector::new(&net);
         let t = |s: f64| Timestamp::from_secs_f64(s).unwrap();
-        let mut found = d.push(Event::new("a\"1", "A", t(1.0)).at(1.0, 2.0)).unwrap();
+        let mut found = d
+            .push(Event::new("a\"1", "A", t(1.0)).at(1.0, 2.0))
+            .unwrap();
         let mut b = Event::new(2, "B", t(3.5)).at(1.5, 2.0);
         b.time_text = Some("1970-01-01T00:00:03.5Z".into());
         found.extend(d.push(b).unwrap());
@@ -306,7 +308,10 @@ mod tests {
             det.seq = seq;
             let mut whole = Vec::new();
             lines.write(&mut whole, det).unwrap();
-            assert_eq!(String::from_utf8(split).unwrap(), String::from_utf8(whole).unwrap());
+            assert_eq!(
+                String::from_utf8(split).unwrap(),
+                String::from_utf8(whole).unwrap()
+            );
         }
     }
 }

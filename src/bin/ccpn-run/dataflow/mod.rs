@@ -77,6 +77,7 @@ struct WorkerReport {
 /// Runs the net on timely workers; returns the exit status.
 pub(crate) fn run(args: &Args, net: Net) -> io::Result<ExitCode> {
     let started = Instant::now();
+    fail_loudly();
     let communication = communication(args)?;
     let partitioner = Partitioner::new(&net, args.partitions);
     let options = partitioner.partition_options(DetectorOptions {
@@ -193,6 +194,26 @@ pub(crate) fn run(args: &Args, net: Net) -> io::Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// Makes a failing worker or connection end the whole process at once, with one
+/// line on stderr: a cluster that lost a process cannot finish its run (timely's
+/// threads panic when a connection drops).
+fn fail_loudly() {
+    std::panic::set_hook(Box::new(|info| {
+        let what = info
+            .payload()
+            .downcast_ref::<&str>()
+            .map(|s| (*s).to_owned())
+            .or_else(|| info.payload().downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "unknown failure".to_owned());
+        let thread = std::thread::current().name().unwrap_or("main").to_owned();
+        eprintln!(
+            "ccpn-run: the run failed in thread {thread}: {what}. In a cluster, a process has probably died: \
+             restart every process (the lines already written stand; a last line without a newline is incomplete)"
+        );
+        std::process::exit(1);
+    }));
 }
 
 /// The end-of-run warnings about this process's partitions.
@@ -426,16 +447,24 @@ fn feed(
     let mut last: Option<Time> = None;
     let mut targets = Vec::new();
     let mut in_flight: VecDeque<Time> = VecDeque::new();
+    let mut idle = 0u32;
     loop {
         if sh.stop.load(Ordering::Relaxed) {
             break;
         }
         let batch = match rx.try_recv() {
-            Ok(ToDetector::Events(batch)) => batch,
+            Ok(ToDetector::Events(batch)) => {
+                idle = 0;
+                batch
+            }
             // No checkpoints on workers.
             Ok(ToDetector::Mark(_)) => continue,
             Err(TryRecvError::Empty) => {
-                worker.step_or_park(Some(Duration::from_millis(1)));
+                // A quiet input: wait for it in short naps, longer ones once it
+                // stays quiet (10 ms at most before an event is fed).
+                idle = idle.saturating_add(1);
+                let nap = if idle < 100 { 1 } else { 10 };
+                worker.step_or_park(Some(Duration::from_millis(nap)));
                 continue;
             }
             Err(TryRecvError::Disconnected) => break,

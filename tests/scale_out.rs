@@ -1,0 +1,501 @@
+#![allow(missing_docs)]
+
+//! `ccpn-run` on Timely Dataflow workers: the same nets and streams run
+//! single-threaded, on 2 and 3 workers, with per-worker output files, and as a
+//! 2-process cluster on 127.0.0.1 give the same detections (as multisets) and the
+//! same line counts, for a keyed net, a counting net, a Dist net (WGS84, across
+//! the antimeridian) and a net that cannot be split.
+
+use std::io::{Read, Write};
+use std::net::TcpListener;
+use std::path::PathBuf;
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+
+/// Longest a run may take before its processes are killed and the test fails.
+const TIMEOUT: Duration = Duration::from_secs(120);
+
+const KEYED: &str = r#"Net(
+    zones: { "radar": Circle(center: (0.0, 0.0), radius: 30.0, anchor: "own") },
+    events: {
+        "own": Atomic(type: "S"),
+        "a": Atomic(type: "A"), "b": Atomic(type: "B"), "c": Atomic(type: "C", when: "speed > 5"),
+        "ab": Seq(of: ["a", "b"], within: 20.0, key: "ship", context: Chronicle),
+        "quiet": Not(start: "a", absent: "c", end: "b", within: 20.0, key: "ship"),
+        "twice": Times(k: 2, of: "c", within: 10.0, key: "ship"),
+        "tick": P(start: "a", period: 3.0, end: "b", within: 12.0, key: "ship"),
+        "all_c": AStar(start: "a", e: "c", end: "b", within: 30.0, key: "ship"),
+        "two": Any(m: 2, of: ["a", "b", "c"], within: 8.0, key: "ship"),
+        "c_in": Within(of: "c", zones: ["radar"]),
+        "late_in": Seq(of: ["ab", "c_in"], within: 30.0, key: "ship"),
+    },
+    outputs: ["ab", "quiet", "twice", "tick", "all_c", "two", "c_in", "late_in"],
+)"#;
+
+const COUNTING: &str = r#"Net(
+    events: {
+        "a": Atomic(type: "A"), "b": Atomic(type: "B"),
+        "trio": Count(of: "a", n: 3, distance: 15.0, window: 30.0),
+        "four_ships": Count(of: "b", n: 4, distance: 25.0, window: 60.0, distinct: "ship"),
+    },
+    outputs: ["trio", "four_ships"],
+)"#;
+
+const DIST: &str = r#"Net(
+    space: Wgs84,
+    events: {
+        "a": Atomic(type: "A"), "b": Atomic(type: "B"), "c": Atomic(type: "C"),
+        "near": Dist(a: "a", b: "b", max: 3000.0, within: 30.0),
+        "near_c": Dist(a: "near", b: "c", max: 2000.0, within: 30.0, context: Unrestricted),
+    },
+    outputs: ["near", "near_c"],
+)"#;
+
+const GLOBAL: &str = r#"Net(
+    events: {
+        "a": Atomic(type: "A"), "b": Atomic(type: "B"), "c": Atomic(type: "C"),
+        "abc": Seq(of: ["a", "b", "c"], within: 10.0),
+        "no_c": Not(start: "a", absent: "c", end: "b", within: 10.0),
+    },
+    outputs: ["abc", "no_c"],
+)"#;
+
+/// A seeded stream: `n` events of types A, B, C (and S, the own ship) over a few
+/// minutes, with reordering up to 2 s, a few bad lines and a few late ones. `wgs84`
+/// places them on both sides of the antimeridian.
+fn stream(seed: u64, n: usize, wgs84: bool) -> String {
+    let mut rng = StdRng::seed_from_u64(seed);
+    let mut out = String::new();
+    let mut t = 1_700_000_000.0f64;
+    for i in 0..n {
+        t += rng.random_range(0.0..0.25);
+        let kind = ["A", "B", "C", "S"][rng.random_range(0..4usize)];
+        let jitter = rng.random_range(0.0..2.0);
+        let (x, y) = (
+            rng.random_range(-100.0..100.0),
+            rng.random_range(-100.0..100.0),
+        );
+        let at = if wgs84 {
+            let lon: f64 = 180.0 + x / 1000.0;
+            let lon = if lon > 180.0 { lon - 360.0 } else { lon };
+            format!(r#""lon":{lon},"lat":{}"#, y / 1000.0)
+        } else {
+            format!(r#""x":{x},"y":{y}"#)
+        };
+        out.push_str(&format!(
+            r#"{{"id":{i},"type":"{kind}","time":{},{at},"ship":"s{}","speed":{}}}"#,
+            t - jitter,
+            rng.random_range(0..12),
+            rng.random_range(0..10)
+        ));
+        out.push('\n');
+        match i % 997 {
+            13 => out.push_str("{\"id\": broken\n"),
+            500 => out.push_str(&format!(
+                "{{\"id\":\"late{i}\",\"type\":\"A\",\"time\":{},\"x\":0,\"y\":0}}\n",
+                t - 60.0
+            )),
+            _ => {}
+        }
+    }
+    out
+}
+
+struct Case {
+    dir: tempfile::TempDir,
+    net: PathBuf,
+    events: PathBuf,
+}
+
+fn case(net: &str, wgs84: bool, seed: u64) -> Case {
+    let dir = tempfile::tempdir().unwrap();
+    let net_path = dir.path().join("net.ron");
+    std::fs::write(&net_path, net).unwrap();
+    let events = dir.path().join("events.jsonl");
+    std::fs::write(&events, stream(seed, 6_000, wgs84)).unwrap();
+    Case {
+        dir,
+        net: net_path,
+        events,
+    }
+}
+
+fn ccpn_run() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_ccpn-run"))
+}
+
+/// Waits for `child` while reading its output, killing it (and failing) after
+/// [`TIMEOUT`].
+fn wait(mut child: Child, what: &str) -> Output {
+    let drain = |pipe: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            if let Some(mut p) = pipe {
+                let _ = p.read_to_end(&mut buf);
+            }
+            buf
+        })
+    };
+    let stdout = drain(
+        child
+            .stdout
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let stderr = drain(
+        child
+            .stderr
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let deadline = Instant::now() + TIMEOUT;
+    let status = loop {
+        match child.try_wait().unwrap() {
+            Some(status) => break status,
+            None if Instant::now() > deadline => {
+                let _ = child.kill();
+                let _ = child.wait();
+                let err = stderr.join().unwrap();
+                panic!(
+                    "{what} did not finish in {TIMEOUT:?}; stderr:\n{}",
+                    String::from_utf8_lossy(&err)
+                );
+            }
+            None => std::thread::sleep(Duration::from_millis(20)),
+        }
+    };
+    Output {
+        status,
+        stdout: stdout.join().unwrap(),
+        stderr: stderr.join().unwrap(),
+    }
+}
+
+fn spawn(cmd: &mut Command) -> Child {
+    cmd.stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// A run's detections without their `seq` (sorted), and its `--stats` line counts.
+struct Run {
+    detections: Vec<String>,
+    counts: [u64; 4],
+}
+
+fn parse(out: &Output, what: &str) -> Run {
+    assert!(
+        out.status.success(),
+        "{what} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout.clone()).unwrap();
+    let mut last_time = f64::MIN;
+    let mut detections = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let mut v: serde_json::Value = serde_json::from_str(line).unwrap();
+        // Gathered output is numbered from 0 and in time order.
+        assert_eq!(v["seq"], i as u64, "{what}: line {i}: {line}");
+        let time = v["time"].as_f64().unwrap();
+        assert!(time >= last_time, "{what}: line {i} goes back in time");
+        last_time = time;
+        v.as_object_mut().unwrap().remove("seq");
+        detections.push(v.to_string());
+    }
+    detections.sort();
+    Run {
+        detections,
+        counts: counts(&out.stderr),
+    }
+}
+
+/// `read`, `processed`, `rejected`, `late` from the last stderr line.
+fn counts(stderr: &[u8]) -> [u64; 4] {
+    let text = String::from_utf8_lossy(stderr);
+    let stats: serde_json::Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+    let n = |k: &str| {
+        stats[k]
+            .as_u64()
+            .unwrap_or_else(|| panic!("no {k} in {stats}"))
+    };
+    [n("read"), n("processed"), n("rejected"), n("late")]
+}
+
+fn run(c: &Case, extra: &[&str]) -> Run {
+    let mut cmd = ccpn_run();
+    cmd.arg(&c.net)
+        .arg(&c.events)
+        .args(["--max-delay", "2s", "--stats"])
+        .args(extra);
+    parse(
+        &wait(spawn(&mut cmd), &format!("ccpn-run {extra:?}")),
+        &format!("{extra:?}"),
+    )
+}
+
+/// A port free on 127.0.0.1 (as far as anyone can tell before using it).
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// Runs `c` as a cluster of two processes on 127.0.0.1, each with `workers`.
+fn cluster(c: &Case, workers: u32) -> Run {
+    let hosts = c.dir.path().join("hosts.txt");
+    let mut f = std::fs::File::create(&hosts).unwrap();
+    writeln!(f, "127.0.0.1:{}\n127.0.0.1:{}", free_port(), free_port()).unwrap();
+    let process = |i: u32| {
+        let mut cmd = ccpn_run();
+        cmd.arg(&c.net);
+        if i == 0 {
+            cmd.arg(&c.events);
+        }
+        cmd.args([
+            "--max-delay",
+            "2s",
+            "--stats",
+            "-n",
+            "2",
+            "-p",
+            &i.to_string(),
+            "-h",
+        ])
+        .arg(&hosts)
+        .args(["-w", &workers.to_string(), "--connect-timeout", "60"]);
+        spawn(&mut cmd)
+    };
+    let p1 = process(1);
+    let p0 = process(0);
+    let out0 = wait(p0, "cluster process 0");
+    let out1 = wait(p1, "cluster process 1");
+    assert!(
+        out1.status.success(),
+        "process 1 failed: {}",
+        String::from_utf8_lossy(&out1.stderr)
+    );
+    assert!(out1.stdout.is_empty(), "process 1 writes nothing on stdout");
+    parse(&out0, "cluster")
+}
+
+/// Runs with `--output-dir` on `workers`: the files' lines together, sorted.
+fn per_worker_files(c: &Case, workers: u32) -> Vec<String> {
+    let dir = c.dir.path().join("out");
+    let mut cmd = ccpn_run();
+    cmd.arg(&c.net)
+        .arg(&c.events)
+        .args([
+            "--max-delay",
+            "2s",
+            "-w",
+            &workers.to_string(),
+            "--output-dir",
+        ])
+        .arg(&dir);
+    let out = wait(spawn(&mut cmd), "--output-dir");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.stdout.is_empty());
+    let mut all = Vec::new();
+    for w in 0..workers {
+        let text = std::fs::read_to_string(dir.join(format!("worker-{w}.jsonl"))).unwrap();
+        for line in text.lines() {
+            let mut v: serde_json::Value = serde_json::from_str(line).unwrap();
+            v.as_object_mut().unwrap().remove("seq");
+            all.push(v.to_string());
+        }
+    }
+    all.sort();
+    all
+}
+
+fn check(net: &str, wgs84: bool, seed: u64, plan: &str) {
+    let c = case(net, wgs84, seed);
+    let check = ccpn_run().arg(&c.net).arg("--check").output().unwrap();
+    let report = String::from_utf8_lossy(&check.stdout);
+    assert!(
+        report.contains(&format!("partitioning: {plan}")),
+        "{report}"
+    );
+
+    let one = run(&c, &[]);
+    assert!(!one.detections.is_empty(), "the stream makes detections");
+    let [read, processed, rejected, late] = one.counts;
+    assert_eq!(read, processed + rejected + late);
+    assert!(
+        rejected > 0 && late > 0,
+        "the stream has bad and late lines: {:?}",
+        one.counts
+    );
+    for extra in [
+        &["--workers", "2"][..],
+        &["--workers", "3", "--partitions", "7"][..],
+    ] {
+        let many = run(&c, extra);
+        assert_eq!(many.counts, one.counts, "{extra:?}: line counts");
+        assert!(
+            many.detections == one.detections,
+            "{extra:?}: {}",
+            diff(&one.detections, &many.detections)
+        );
+    }
+    let files = per_worker_files(&c, 2);
+    assert!(
+        files == one.detections,
+        "--output-dir: {}",
+        diff(&one.detections, &files)
+    );
+    let two = cluster(&c, 2);
+    assert_eq!(two.counts, one.counts, "cluster: line counts");
+    assert!(
+        two.detections == one.detections,
+        "cluster: {}",
+        diff(&one.detections, &two.detections)
+    );
+}
+
+/// The first differences between two sorted lists.
+fn diff(want: &[String], got: &[String]) -> String {
+    let missing: Vec<_> = want
+        .iter()
+        .filter(|w| got.binary_search(w).is_err())
+        .take(3)
+        .collect();
+    let extra: Vec<_> = got
+        .iter()
+        .filter(|g| want.binary_search(g).is_err())
+        .take(3)
+        .collect();
+    format!(
+        "{} detections, want {}; missing {missing:?}; extra {extra:?}",
+        got.len(),
+        want.len()
+    )
+}
+
+#[test]
+fn keyed_net_gives_the_same_detections_on_workers_and_a_cluster() {
+    check(KEYED, false, 1, "by key");
+}
+
+#[test]
+fn counting_net_gives_the_same_detections_on_workers_and_a_cluster() {
+    check(COUNTING, false, 2, "by space");
+}
+
+#[test]
+fn dist_net_gives_the_same_detections_on_workers_and_a_cluster() {
+    check(DIST, true, 3, "by space");
+}
+
+#[test]
+fn global_net_gives_the_same_detections_on_workers_and_a_cluster() {
+    check(GLOBAL, false, 4, "global");
+}
+
+#[test]
+fn a_dead_process_fails_the_run_loudly() {
+    let c = case(KEYED, false, 5);
+    let hosts = c.dir.path().join("hosts.txt");
+    std::fs::write(
+        &hosts,
+        format!("127.0.0.1:{}\n127.0.0.1:{}\n", free_port(), free_port()),
+    )
+    .unwrap();
+    let mut p1 = ccpn_run()
+        .arg(&c.net)
+        .args(["-n", "2", "-p", "1", "-h"])
+        .arg(&hosts)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Process 0 reads a live stream that stays open, so the run cannot end
+    // before process 1 is gone.
+    let mut p0 = ccpn_run()
+        .arg(&c.net)
+        .args(["--max-delay", "2s", "-n", "2", "-p", "0", "-h"])
+        .arg(&hosts)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = p0.stdin.take().unwrap();
+    stdin
+        .write_all(std::fs::read(&c.events).unwrap().as_slice())
+        .unwrap();
+    stdin.flush().unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    p1.kill().unwrap();
+    p1.wait().unwrap();
+    // Keep the input open while process 0 notices.
+    let out = wait(p0, "process 0 after process 1 died");
+    drop(stdin);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("a process has probably died"), "{err}");
+    assert!(
+        err.lines().count() < 10,
+        "one message, not a panic's backtrace: {err}"
+    );
+}
+
+#[test]
+fn checkpoints_and_geojson_need_the_single_threaded_run() {
+    let c = case(GLOBAL, false, 6);
+    for extra in [
+        &["--checkpoint", "x.ckpt"][..],
+        &["--resume", "x.ckpt"][..],
+        &["--output", "geojson"][..],
+    ] {
+        let out = ccpn_run()
+            .arg(&c.net)
+            .arg(&c.events)
+            .args(["--workers", "2"])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{extra:?}");
+        assert!(String::from_utf8_lossy(&out.stderr).contains("single-threaded run"));
+    }
+}
+
+#[test]
+fn a_cluster_without_its_peer_gives_up_after_the_connect_timeout() {
+    let c = case(GLOBAL, false, 7);
+    let hosts = c.dir.path().join("hosts.txt");
+    std::fs::write(
+        &hosts,
+        format!("127.0.0.1:{}\n127.0.0.1:{}\n", free_port(), free_port()),
+    )
+    .unwrap();
+    let started = Instant::now();
+    let out = wait(
+        spawn(
+            ccpn_run()
+                .arg(&c.net)
+                .args(["-n", "2", "-p", "1", "-h"])
+                .arg(&hosts)
+                .args(["--connect-timeout", "1"]),
+        ),
+        "a lone process 1",
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(started.elapsed() < Duration::from_secs(30));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot reach process 0"));
+}
