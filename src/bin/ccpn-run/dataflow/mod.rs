@@ -485,13 +485,19 @@ fn feed(
             sh.partitioner.targets(&ev, &mut targets);
             routed += targets.len() as u64;
             let wire = wire::Wire::from(ev);
-            for &p in &targets {
+            let (&last_target, copies) = targets.split_last().unwrap_or((&0, &[]));
+            for &p in copies {
                 input.send(Routed {
                     partition: p,
                     order,
                     event: wire.clone(),
                 });
             }
+            input.send(Routed {
+                partition: last_target,
+                order,
+                event: wire,
+            });
         }
         if let Some(t) = last {
             if t > *input.time() {
@@ -503,7 +509,9 @@ fn feed(
         while in_flight.len() > IN_FLIGHT {
             let oldest = in_flight[0];
             while probe.less_than(&oldest) && !sh.stop.load(Ordering::Relaxed) {
-                worker.step();
+                // Parks until the others report progress, rather than spinning on
+                // a core they need.
+                worker.step_or_park(Some(Duration::from_millis(1)));
             }
             in_flight.pop_front();
         }
@@ -514,7 +522,7 @@ fn feed(
         let end = t.saturating_add(1);
         input.advance_to(end);
         while probe.less_than(&end) && !sh.stop.load(Ordering::Relaxed) {
-            worker.step();
+            worker.step_or_park(Some(Duration::from_millis(1)));
         }
     }
     Fed {
