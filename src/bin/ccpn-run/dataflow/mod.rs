@@ -351,16 +351,13 @@ fn work(worker: &mut timely::worker::Worker, sh: &Shared) -> WorkerReport {
                             }
                         }
                         if let Some(c) = cap.as_mut() {
-                            // Detections at their own times: the writer can then
-                            // tell when none earlier can come.
-                            out.sort_by_key(|(t, _)| *t);
-                            let mut found = out.drain(..).peekable();
-                            while let Some(&(t, _)) = found.peek() {
+                            // One message at the earliest detection's time: each
+                            // carries its own, which the writer orders by.
+                            if let Some(t) = out.iter().map(|(t, _)| *t).min() {
                                 let at = c.delayed(&t.max(*c.time()));
-                                let mut session = output.session(&at);
-                                while let Some((_, f)) = found.next_if(|(u, _)| *u == t) {
-                                    session.give(f);
-                                }
+                                output
+                                    .session(&at)
+                                    .give_iterator(out.drain(..).map(|(_, f)| f));
                             }
                             match now {
                                 Some(f) if f > *c.time() => c.downgrade(&f),
@@ -387,10 +384,7 @@ fn work(worker: &mut timely::worker::Worker, sh: &Shared) -> WorkerReport {
                 .probe_with(&probe)
                 .sink(Pipeline, "Write", move |(input, frontier)| {
                     let mut w = writer.borrow_mut();
-                    input.for_each(|cap, data| {
-                        let t = cap.least().copied().unwrap_or_default();
-                        w.take(t, data.drain(..));
-                    });
+                    input.for_each(|_, data| w.take(data.drain(..)));
                     w.write_ready(frontier.frontier().iter().min().copied());
                     if w.error.is_some() {
                         stop.store(true, Ordering::Relaxed);

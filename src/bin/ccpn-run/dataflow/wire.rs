@@ -14,7 +14,12 @@ pub(crate) type Time = u64;
 
 /// The timely time of event time `t`.
 pub(crate) fn time_of(t: Timestamp) -> Time {
-    t.micros().wrapping_sub(Timestamp::MIN.micros()) as u64
+    time_of_micros(t.micros())
+}
+
+/// The timely time of an event time in microseconds.
+pub(crate) fn time_of_micros(micros: i64) -> Time {
+    micros.wrapping_sub(Timestamp::MIN.micros()) as u64
 }
 
 /// The event time of timely time `t` (saturating at the latest representable).
@@ -130,6 +135,6 @@ impl From<Wire> for Event {
 impl Wire {
     /// The event's timely time.
     pub(crate) fn time(&self) -> Time {
-        self.time.wrapping_sub(Timestamp::MIN.micros()) as u64
+        time_of_micros(self.time)
     }
 }

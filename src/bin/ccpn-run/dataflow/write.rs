@@ -4,12 +4,12 @@ use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::Path;
 
-use super::wire::{Found, Time};
+use super::wire::{time_of_micros, Found, Time};
 
 /// Where a worker's writer puts lines.
 pub(crate) struct Writer {
     out: Option<BufWriter<Box<dyn Write>>>,
-    pending: Vec<(Time, Found)>,
+    pending: Vec<Found>,
     seq: u64,
     /// Detections written, per output.
     pub(crate) per_output: Vec<u64>,
@@ -45,26 +45,27 @@ impl Writer {
         }
     }
 
-    /// Takes detections found at timely time `t`.
-    pub(crate) fn take(&mut self, t: Time, found: impl IntoIterator<Item = Found>) {
-        self.pending.extend(found.into_iter().map(|f| (t, f)));
+    /// Takes detections (each travelled at a timely time no later than its own).
+    pub(crate) fn take(&mut self, found: impl IntoIterator<Item = Found>) {
+        self.pending.extend(found);
     }
 
     /// Writes, in time order, every pending detection no later than `frontier` (all
-    /// of them when it is `None`: the input is done); later detections cannot come
-    /// earlier than those.
+    /// of them when it is `None`: the input is done): detections still to come
+    /// travel at the frontier or later, so their own times are no earlier.
     pub(crate) fn write_ready(&mut self, frontier: Option<Time>) {
         let f = frontier.unwrap_or(Time::MAX);
-        if self.pending.iter().all(|(t, _)| *t > f) {
+        let due = |found: &Found| time_of_micros(found.time) <= f;
+        if !self.pending.iter().any(due) {
             return;
         }
         // Ready ones first, in the order they are written; the rest stay pending.
         self.pending
-            .sort_unstable_by_key(|(t, found)| (*t > f, found.time, found.partition, found.order));
-        let ready = self.pending.partition_point(|(t, _)| *t <= f);
+            .sort_unstable_by_key(|found| (!due(found), found.time, found.partition, found.order));
+        let ready = self.pending.partition_point(due);
         let result = match self.out.as_mut() {
             Some(out) if self.error.is_none() => (|| {
-                for (_, found) in &self.pending[..ready] {
+                for found in &self.pending[..ready] {
                     found.line.write(out, self.seq)?;
                     self.seq += 1;
                     if let Some(n) = self.per_output.get_mut(found.output as usize) {
