@@ -1,4 +1,4 @@
-//! Splitting a net's detecting between many [`Detector`]s — on many threads or
+//! Splitting a net's detecting between many [`Detector`](crate::Detector)s — on many threads or
 //! machines — so that together they report exactly the detections one detector
 //! would, each once.
 //!
