@@ -499,3 +499,46 @@ fn a_cluster_without_its_peer_gives_up_after_the_connect_timeout() {
     assert!(started.elapsed() < Duration::from_secs(30));
     assert!(String::from_utf8_lossy(&out.stderr).contains("cannot reach process 0"));
 }
+
+/// A live stream: a detection comes out while the input is still open, both
+/// single-threaded and on workers (the reader hands over what it has before it
+/// waits for more, and the frontier moves with it).
+#[test]
+fn a_live_stream_is_detected_as_it_comes() {
+    let c = case(GLOBAL, false, 8);
+    let atomic = c.dir.path().join("atomic.ron");
+    std::fs::write(
+        &atomic,
+        r#"Net(events: { "a": Atomic(type: "A") }, outputs: ["a"])"#,
+    )
+    .unwrap();
+    for extra in [&[][..], &["--workers", "2"][..]] {
+        let mut child = ccpn_run()
+            .arg(&atomic)
+            .args(extra)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            use std::io::BufRead;
+            for line in std::io::BufReader::new(stdout).lines() {
+                if tx.send(line.unwrap()).is_err() {
+                    break;
+                }
+            }
+        });
+        writeln!(stdin, r#"{{"id":1,"type":"A","time":10,"x":0,"y":0}}"#).unwrap();
+        stdin.flush().unwrap();
+        let first = rx.recv_timeout(Duration::from_secs(20));
+        drop(stdin);
+        let _ = wait(child, "a live run");
+        let first =
+            first.unwrap_or_else(|_| panic!("{extra:?}: no detection while the input was open"));
+        assert!(first.starts_with(r#"{"event":"a","time":10.0"#), "{first}");
+    }
+}

@@ -557,6 +557,11 @@ fn write_detections(
                             OutputArg::Geojson => geo.write(&mut out, d)?,
                         }
                     }
+                    // Nothing more to write for now: a live consumer sees the
+                    // detections when they are made.
+                    if rx.is_empty() {
+                        out.flush()?;
+                    }
                 }
                 ToWriter::Checkpoint(bytes) => {
                     out.flush()?;

@@ -331,7 +331,17 @@ fn work(worker: &mut timely::worker::Worker, sh: &Shared) -> WorkerReport {
         let writer = writer.clone();
         let stop = sh.stop.clone();
         worker.dataflow::<Time, _, _>(|scope| {
-            let found = input.to_stream(scope).unary_frontier(
+            // The input hands its buffers on to exchanges only when its time
+            // moves; an operator's output does at the end of each activation, so
+            // a quiet live input's last events still reach their partitions.
+            let events = input.to_stream(scope).unary(Pipeline, "Hand on", |_, _| {
+                |input, output| {
+                    input.for_each(|cap, data| {
+                        output.session(&cap).give_container(data);
+                    });
+                }
+            });
+            let found = events.unary_frontier(
                 Exchange::new(move |r: &Routed| holder(r.partition, peers)),
                 "Detect",
                 |cap, _info| {
@@ -499,6 +509,8 @@ fn feed(
             }
             in_flight.push_back(t);
         }
+        // Send what is buffered now: the input may stay quiet for a while.
+        input.flush();
         // Keep the dataflow's backlog bounded.
         while in_flight.len() > IN_FLIGHT {
             let oldest = in_flight[0];
