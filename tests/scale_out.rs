@@ -542,3 +542,63 @@ fn a_live_stream_is_detected_as_it_comes() {
         assert!(first.starts_with(r#"{"event":"a","time":10.0"#), "{first}");
     }
 }
+
+/// With `--heartbeat`, a quiet live input still moves event time with the wall
+/// clock: a periodic operator ticks while no event comes.
+#[test]
+fn a_quiet_live_stream_ticks_with_a_heartbeat() {
+    let c = case(GLOBAL, false, 9);
+    let tick = c.dir.path().join("tick.ron");
+    std::fs::write(
+        &tick,
+        r#"Net(events: { "s": Atomic(type: "S"), "e": Atomic(type: "E"),
+            "tick": P(start: "s", period: 0.5, end: "e", within: 60.0) }, outputs: ["tick"])"#,
+    )
+    .unwrap();
+    for extra in [&[][..], &["--workers", "2"][..]] {
+        let mut child = ccpn_run()
+            .arg(&tick)
+            .args(["--heartbeat", "100ms"])
+            .args(extra)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            use std::io::BufRead;
+            for line in std::io::BufReader::new(stdout).lines() {
+                if tx.send(line.unwrap()).is_err() {
+                    break;
+                }
+            }
+        });
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_secs_f64();
+        writeln!(stdin, r#"{{"id":1,"type":"S","time":{now},"x":0,"y":0}}"#).unwrap();
+        stdin.flush().unwrap();
+        let ticks: Vec<String> = (0..2)
+            .map_while(|_| rx.recv_timeout(Duration::from_secs(20)).ok())
+            .collect();
+        drop(stdin);
+        let _ = wait(child, "a quiet live run");
+        assert_eq!(
+            ticks.len(),
+            2,
+            "{extra:?}: ticks while the input was quiet: {ticks:?}"
+        );
+        for (k, line) in ticks.iter().enumerate() {
+            let v: serde_json::Value = serde_json::from_str(line).unwrap();
+            let t = v["time"].as_f64().unwrap();
+            assert!(
+                (t - (now + 0.5 * (k + 1) as f64)).abs() < 1e-3,
+                "{extra:?}: tick {k} at {t}, start {now}"
+            );
+        }
+    }
+}

@@ -233,6 +233,33 @@ impl<T> Reorder<T> {
     pub fn newest_seen(&self) -> Option<Timestamp> {
         self.newest
     }
+
+    /// Moves the watermark to `time` without an event (a quiet live input whose
+    /// clock has moved on): what is held up to `time` becomes ready ([`Reorder::pop_ready`]),
+    /// and from now on an item older than `time` is late. Earlier times change nothing.
+    ///
+    /// ```
+    /// use ccpn::io::reorder::Reorder;
+    /// use ccpn::Timestamp;
+    ///
+    /// let t = |s: f64| Timestamp::from_secs_f64(s).unwrap();
+    /// let mut r = Reorder::new(10_000_000); // 10 s
+    /// r.push(t(100.0), 1, "a")?;
+    /// assert_eq!(r.pop_ready(), None); // held: something up to 10 s older may come
+    /// r.advance(t(105.0));
+    /// assert_eq!(r.pop_ready(), Some((t(100.0), 1, "a")));
+    /// assert!(r.check(t(104.0)).is_err());
+    /// # Ok::<(), ccpn::io::reorder::Late>(())
+    /// ```
+    pub fn advance(&mut self, time: Timestamp) {
+        let seen = time.saturating_add(self.max_delay);
+        if self.newest.is_none_or(|n| seen > n) {
+            self.newest = Some(seen);
+        }
+        if self.released.is_none_or(|r| time > r) {
+            self.released = Some(time);
+        }
+    }
 }
 
 #[cfg(test)]

@@ -113,12 +113,25 @@ pub(crate) struct Args {
     #[arg(long, value_name = "DIR")]
     pub(crate) output_dir: Option<PathBuf>,
 
+    /// For a live stream whose event times follow the wall clock: when no line has
+    /// come for D, event time moves on to the wall clock less `--max-delay`, so
+    /// periodic ticks and absences are detected on a quiet input (events older
+    /// than that are then late). Off by default: time moves only with events.
+    #[arg(long, value_name = "D", value_parser = ccpn::parse_duration)]
+    pub(crate) heartbeat: Option<i64>,
+
     /// Longest accepted input line, in bytes.
     #[arg(long, value_name = "BYTES", default_value_t = ccpn::io::read::DEFAULT_MAX_LINE_BYTES)]
     pub(crate) max_line_bytes: usize,
 }
 
 impl Args {
+    /// `--heartbeat`, as a duration (at least a millisecond).
+    pub(crate) fn heartbeat(&self) -> Option<std::time::Duration> {
+        self.heartbeat
+            .map(|us| std::time::Duration::from_micros(us.max(1_000).unsigned_abs()))
+    }
+
     /// Is the run on Timely Dataflow workers rather than one detector thread?
     pub(crate) fn dataflow(&self) -> bool {
         self.workers.is_some() || self.processes > 1 || self.output_dir.is_some()

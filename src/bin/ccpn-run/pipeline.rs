@@ -12,12 +12,12 @@ use std::sync::Arc;
 use std::thread;
 use std::time::Instant;
 
-use crossbeam_channel::{bounded, Receiver, Sender};
+use crossbeam_channel::{bounded, Receiver, RecvTimeoutError, Sender};
 
 use ccpn::io::read::{is_blank, Format, LineError, LineParser, Lines};
 use ccpn::io::reorder::Reorder;
 use ccpn::io::write::{GeoJson, JsonLines};
-use ccpn::{Detection, Detector, DetectorOptions, Event, Net};
+use ccpn::{Detection, Detector, DetectorOptions, Event, Net, Timestamp};
 
 use crate::args::{Args, FormatArg, OutputArg};
 use crate::checkpoint::{write_atomically, Checkpoint, Position};
@@ -120,6 +120,7 @@ pub(crate) fn run(args: &Args, net: Net) -> io::Result<ExitCode> {
             } else {
                 0
             },
+            heartbeat: args.heartbeat(),
         };
         thread::Builder::new()
             .name("reader".into())
@@ -155,6 +156,11 @@ pub(crate) fn run(args: &Args, net: Net) -> io::Result<ExitCode> {
                     warned_evictions = true;
                     eprintln!("ccpn-run: warning: --max-tokens {max_tokens} reached: the oldest waiting tokens are being evicted");
                 }
+                count(&mut per_output, &found);
+                found.is_empty() || det_tx.send(ToWriter::Detections(found)).is_ok()
+            }
+            ToDetector::Advance(to) => {
+                let found = detector.advance_to(to);
                 count(&mut per_output, &found);
                 found.is_empty() || det_tx.send(ToWriter::Detections(found)).is_ok()
             }
@@ -266,11 +272,15 @@ pub(crate) struct ReaderConfig {
     pub(crate) max_line_bytes: usize,
     /// Send a checkpoint mark after every this many lines (0: never).
     pub(crate) checkpoint_every: u64,
+    /// Move event time on when the input is quiet this long (`--heartbeat`).
+    pub(crate) heartbeat: Option<std::time::Duration>,
 }
 
 /// What the reader sends the detector.
 pub(crate) enum ToDetector {
     Events(Vec<Event>),
+    /// The input is quiet and the clock has moved on: event time is now this.
+    Advance(Timestamp),
     /// Every line up to here is read: the detector is to checkpoint, once it has
     /// processed the events sent before.
     Mark(Position),
@@ -329,28 +339,61 @@ pub(crate) fn read_events(
         None => (0, HashSet::new()),
     };
     let mut last = 0;
-    while let Some(next) = lines.next_line() {
-        if stop.load(Ordering::Relaxed) {
-            break;
-        }
-        let (no, line) = next?;
-        last = no;
-        if no <= skip_to {
-            if let Ok(line) = line {
-                r.replay(no, line, &mut held)?;
+    match r.cfg.heartbeat {
+        None => {
+            while let Some(next) = lines.next_line() {
+                if stop.load(Ordering::Relaxed) {
+                    break;
+                }
+                let (no, line) = next?;
+                last = no;
+                if !r.take(no, line, skip_to, &mut held)? {
+                    break;
+                }
+                // What is read is sent before a read that may wait for more input: a
+                // live stream's events are detected when they come, not when a batch fills.
+                if lines.get_ref().buffer().is_empty() && !r.flush() {
+                    break;
+                }
             }
-            continue;
         }
-        if !r.line(no, line)? {
-            break;
-        }
-        if r.cfg.checkpoint_every > 0 && no % r.cfg.checkpoint_every == 0 && !r.mark(no) {
-            break;
-        }
-        // What is read is sent before a read that may wait for more input: a live
-        // stream's events are detected when they come, not when a batch fills.
-        if lines.get_ref().buffer().is_empty() && !r.flush() {
-            break;
+        Some(beat) => {
+            // Lines come from their own thread, so that a quiet input is noticed.
+            let (tx, rx) = bounded::<Pumped>(DEPTH);
+            thread::Builder::new()
+                .name("input".into())
+                .spawn(move || pump(lines, &tx))?;
+            'input: loop {
+                if stop.load(Ordering::Relaxed) {
+                    break;
+                }
+                match rx.recv_timeout(beat) {
+                    Ok(batch) => {
+                        for next in batch {
+                            let (no, line) = next?;
+                            last = no;
+                            if !r.take(
+                                no,
+                                line.as_deref().map_err(Clone::clone),
+                                skip_to,
+                                &mut held,
+                            )? {
+                                break 'input;
+                            }
+                        }
+                        if !r.flush() {
+                            break;
+                        }
+                    }
+                    Err(RecvTimeoutError::Timeout) if last >= skip_to => {
+                        if !r.heartbeat() {
+                            break;
+                        }
+                    }
+                    Err(RecvTimeoutError::Timeout) => {}
+                    Err(RecvTimeoutError::Disconnected) => break,
+                }
+            }
         }
     }
     if last < skip_to || !held.is_empty() {
@@ -361,7 +404,77 @@ pub(crate) fn read_events(
     r.finish()
 }
 
+/// Lines read on the input thread: (number, line) or the I/O error that ended it.
+type Pumped = Vec<io::Result<(u64, Result<Vec<u8>, LineError>)>>;
+
+/// Reads lines and sends them in batches: a batch ends when nothing more is
+/// buffered (the next read may wait) or at 1,024 lines.
+fn pump(mut lines: Lines<Input>, tx: &Sender<Pumped>) {
+    let mut batch: Pumped = Vec::new();
+    while let Some(next) = lines.next_line() {
+        let next = next.map(|(no, line)| (no, line.map(<[u8]>::to_vec)));
+        let failed = next.is_err();
+        batch.push(next);
+        if (failed || batch.len() >= BATCH || lines.get_ref().buffer().is_empty())
+            && tx.send(std::mem::take(&mut batch)).is_err()
+        {
+            return;
+        }
+        if failed {
+            return;
+        }
+    }
+    let _ = tx.send(batch);
+}
+
+/// The wall clock as an event time.
+fn wall_clock() -> Option<Timestamp> {
+    let since = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .ok()?;
+    Timestamp::from_micros(i64::try_from(since.as_micros()).ok()?)
+}
+
 impl Reader {
+    /// Takes line `no` (before `skip_to`, a line a resumed run only reads again);
+    /// `false` when the run is to stop.
+    fn take(
+        &mut self,
+        no: u64,
+        line: Result<&[u8], LineError>,
+        skip_to: u64,
+        held: &mut HashSet<u64>,
+    ) -> io::Result<bool> {
+        if no <= skip_to {
+            if let Ok(line) = line {
+                self.replay(no, line, held)?;
+            }
+            return Ok(true);
+        }
+        if !self.line(no, line)? {
+            return Ok(false);
+        }
+        Ok(self.cfg.checkpoint_every == 0 || no % self.cfg.checkpoint_every != 0 || self.mark(no))
+    }
+
+    /// The input has been quiet for `--heartbeat`: event time moves to the wall
+    /// clock less `--max-delay`, releasing what is held up to then; `false` if the
+    /// detector has gone.
+    fn heartbeat(&mut self) -> bool {
+        let Some(now) = wall_clock() else {
+            return true;
+        };
+        let to = now.saturating_add(-self.cfg.max_delay);
+        if self.reorder.released_up_to().is_some_and(|r| to <= r) {
+            return true;
+        }
+        self.reorder.advance(to);
+        while let Some((_, _, ev)) = self.reorder.pop_ready() {
+            self.batch.push(ev);
+        }
+        self.flush() && self.tx.send(ToDetector::Advance(to)).is_ok()
+    }
+
     /// Takes line `no`; `false` when the run is to stop.
     fn line(&mut self, no: u64, line: Result<&[u8], LineError>) -> io::Result<bool> {
         let line = match line {

@@ -97,6 +97,7 @@ pub(crate) fn run(args: &Args, net: Net) -> io::Result<ExitCode> {
             strict: args.strict,
             max_line_bytes: args.max_line_bytes,
             checkpoint_every: 0,
+            heartbeat: args.heartbeat(),
         };
         let input = open_input(args)?;
         let late_file = match &args.late {
@@ -463,6 +464,13 @@ fn feed(
             }
             // No checkpoints on workers.
             Ok(ToDetector::Mark(_)) => continue,
+            Ok(ToDetector::Advance(to)) => {
+                let to = time_of(to);
+                if to > *input.time() {
+                    input.advance_to(to);
+                }
+                continue;
+            }
             Err(TryRecvError::Empty) => {
                 // A quiet input: wait for it in short naps, longer ones once it
                 // stays quiet (10 ms at most before an event is fed).
@@ -523,9 +531,10 @@ fn feed(
         }
         worker.step();
     }
-    // Events at the last time are done once time moves past it.
-    if let Some(t) = last {
-        let end = t.saturating_add(1);
+    // Events at the last time are done once time moves past it (or past where a
+    // heartbeat took it).
+    if last.is_some() || *input.time() > 0 {
+        let end = last.unwrap_or(0).max(*input.time()).saturating_add(1);
         input.advance_to(end);
         while probe.less_than(&end) && !sh.stop.load(Ordering::Relaxed) {
             worker.step_or_park(Some(Duration::from_millis(1)));
