@@ -174,6 +174,24 @@ fn wait(mut child: Child, what: &str) -> Output {
     }
 }
 
+/// A child killed if the test fails before waiting for it.
+struct KillOnDrop(Option<Child>);
+
+impl KillOnDrop {
+    fn take(mut self) -> Child {
+        self.0.take().expect("taken once")
+    }
+}
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        if let Some(mut c) = self.0.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
 fn spawn(cmd: &mut Command) -> Child {
     cmd.stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -271,10 +289,10 @@ fn cluster(c: &Case, workers: u32) -> Run {
         .args(["-w", &workers.to_string(), "--connect-timeout", "60"]);
         spawn(&mut cmd)
     };
-    let p1 = process(1);
+    let p1 = KillOnDrop(Some(process(1)));
     let p0 = process(0);
     let out0 = wait(p0, "cluster process 0");
-    let out1 = wait(p1, "cluster process 1");
+    let out1 = wait(p1.take(), "cluster process 1");
     assert!(
         out1.status.success(),
         "process 1 failed: {}",
@@ -411,35 +429,40 @@ fn a_dead_process_fails_the_run_loudly() {
         format!("127.0.0.1:{}\n127.0.0.1:{}\n", free_port(), free_port()),
     )
     .unwrap();
-    let mut p1 = ccpn_run()
-        .arg(&c.net)
-        .args(["-n", "2", "-p", "1", "-h"])
-        .arg(&hosts)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let p1 = KillOnDrop(Some(
+        ccpn_run()
+            .arg(&c.net)
+            .args(["-n", "2", "-p", "1", "-h"])
+            .arg(&hosts)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    ));
     // Process 0 reads a live stream that stays open, so the run cannot end
     // before process 1 is gone.
-    let mut p0 = ccpn_run()
-        .arg(&c.net)
-        .args(["--max-delay", "2s", "-n", "2", "-p", "0", "-h"])
-        .arg(&hosts)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = p0.stdin.take().unwrap();
+    let mut p0 = KillOnDrop(Some(
+        ccpn_run()
+            .arg(&c.net)
+            .args(["--max-delay", "2s", "-n", "2", "-p", "0", "-h"])
+            .arg(&hosts)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    ));
+    let mut stdin = p0.0.as_mut().and_then(|c| c.stdin.take()).unwrap();
     stdin
         .write_all(std::fs::read(&c.events).unwrap().as_slice())
         .unwrap();
     stdin.flush().unwrap();
     std::thread::sleep(Duration::from_millis(500));
-    p1.kill().unwrap();
-    p1.wait().unwrap();
+    let mut dead = p1.take();
+    dead.kill().unwrap();
+    dead.wait().unwrap();
     // Keep the input open while process 0 notices.
-    let out = wait(p0, "process 0 after process 1 died");
+    let out = wait(p0.take(), "process 0 after process 1 died");
     drop(stdin);
     assert_eq!(
         out.status.code(),
