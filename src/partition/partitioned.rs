@@ -1,6 +1,8 @@
 //! Many partitions' detectors in one thread: the reference for a distributed run,
 //! and a way to measure how many copies space partitioning makes.
 
+use std::sync::Arc;
+
 use super::Partitioner;
 use crate::event::{Event, Timestamp};
 use crate::net::Net;
@@ -30,7 +32,7 @@ use crate::runtime::{Detection, Detector, DetectorOptions, PushError};
 #[derive(Debug)]
 pub struct Partitioned {
     partitioner: Partitioner,
-    net: Net,
+    net: Arc<Net>,
     options: DetectorOptions,
     /// Created on a partition's first event.
     detectors: Vec<Option<Detector>>,
@@ -50,7 +52,7 @@ impl Partitioned {
         Partitioned {
             detectors: (0..partitioner.partitions()).map(|_| None).collect(),
             partitioner,
-            net: net.clone(),
+            net: Arc::new(net.clone()),
             options,
             now: Timestamp::MIN,
             seq: 0,
@@ -86,7 +88,7 @@ impl Partitioned {
         let mut found = Vec::new();
         for &q in &self.targets {
             let d = self.detectors[q as usize]
-                .get_or_insert_with(|| Detector::with_options(&self.net, self.options));
+                .get_or_insert_with(|| Detector::with_shared_net(self.net.clone(), self.options));
             found.clear();
             d.push_into(event.clone(), &mut found)?;
             out.extend(found.drain(..).filter(|d| self.partitioner.reports(q, d)));

@@ -141,7 +141,24 @@ impl Detector {
 
     /// A detector for `net` with the given limits.
     pub fn with_options(net: &Net, options: DetectorOptions) -> Detector {
-        let net = Arc::new(net.clone());
+        Detector::with_shared_net(Arc::new(net.clone()), options)
+    }
+
+    /// Like [`Detector::with_options`], sharing `net` rather than copying it: many
+    /// detectors of one net (one per partition, say) then share its zones and zone
+    /// trees until a moving zone moves in one of them.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use ccpn::{Detector, DetectorOptions, Net};
+    ///
+    /// let net = Arc::new(Net::from_ron("n.ron", r#"Net(events: {"a": Atomic(type: "A")}, outputs: ["a"])"#)?);
+    /// let detectors: Vec<Detector> =
+    ///     (0..4).map(|_| Detector::with_shared_net(net.clone(), DetectorOptions::default())).collect();
+    /// assert_eq!(detectors.len(), 4);
+    /// # Ok::<(), ccpn::NetError>(())
+    /// ```
+    pub fn with_shared_net(net: Arc<Net>, options: DetectorOptions) -> Detector {
         let mut units = net.program.units.clone();
         if !options.zone_index {
             for u in &mut units {

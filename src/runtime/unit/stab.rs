@@ -2,6 +2,8 @@
 //! zones. An occurrence stabs the tree once and goes only to the `Within` components
 //! one of whose zones contains it, so many rules cost a logarithm, not a scan.
 
+use std::sync::Arc;
+
 use super::super::token::{Extra, Token};
 use super::Cx;
 use crate::event::Space;
@@ -11,9 +13,10 @@ use crate::spatial::{Zone, ZoneIndex};
 /// The shared input of a group of `Within` components.
 #[derive(Clone, Debug)]
 pub(crate) struct Stab {
-    index: ZoneIndex,
+    /// Shared by the detectors of one net until a moving zone moves in one of them.
+    index: Arc<ZoneIndex>,
     /// For each zone id, the group members (positions in `nodes`) that name it.
-    by_zone: Vec<Vec<usize>>,
+    by_zone: Arc<[Vec<usize>]>,
     /// The `Within` components of the group (model node ids), in topological order.
     nodes: Vec<usize>,
     /// Test every zone instead of stabbing the tree (for comparison).
@@ -45,8 +48,8 @@ impl Stab {
         );
         let n = members.len();
         Stab {
-            index,
-            by_zone,
+            index: Arc::new(index),
+            by_zone: by_zone.into(),
             nodes: members.into_iter().map(|(node, _)| node).collect(),
             linear: false,
             hits: Vec::new(),
@@ -67,7 +70,7 @@ impl Stab {
 
     /// Replaces zone `z` (a moving zone re-centred or turned).
     pub(crate) fn update(&mut self, z: ZoneId, zone: Zone) {
-        self.index.update(z, zone);
+        Arc::make_mut(&mut self.index).update(z, zone);
     }
 
     pub(crate) fn fire(&mut self, tok: &Token, cx: &mut Cx<'_>) {

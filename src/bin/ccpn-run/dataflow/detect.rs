@@ -2,6 +2,7 @@
 //! in input order, its time driven by the frontier.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use ccpn::io::write::JsonLines;
 use ccpn::partition::Partitioner;
@@ -47,7 +48,7 @@ impl Tally {
 
 /// A worker's partitions.
 pub(crate) struct Detect {
-    net: Net,
+    net: Arc<Net>,
     partitioner: Partitioner,
     options: DetectorOptions,
     lines: JsonLines,
@@ -61,7 +62,7 @@ pub(crate) struct Detect {
 }
 
 impl Detect {
-    pub(crate) fn new(net: Net, partitioner: Partitioner, options: DetectorOptions) -> Detect {
+    pub(crate) fn new(net: Arc<Net>, partitioner: Partitioner, options: DetectorOptions) -> Detect {
         let space = net.space();
         Detect {
             outputs: net.outputs().map(str::to_owned).collect(),
@@ -86,7 +87,7 @@ impl Detect {
             let detector = self
                 .detectors
                 .entry(partition)
-                .or_insert_with(|| Detector::with_options(&self.net, self.options));
+                .or_insert_with(|| Detector::with_shared_net(self.net.clone(), self.options));
             let mut found = std::mem::take(&mut self.scratch);
             if detector.push_into(r.event.into(), &mut found).is_err() {
                 self.late += 1;

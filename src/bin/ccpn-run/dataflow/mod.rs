@@ -52,7 +52,7 @@ const IN_FLIGHT: usize = 16;
 
 /// What every worker shares.
 struct Shared {
-    net: Net,
+    net: Arc<Net>,
     partitioner: Partitioner,
     options: DetectorOptions,
     outputs: Vec<String>,
@@ -87,6 +87,12 @@ pub(crate) fn run(args: &Args, net: Net) -> io::Result<ExitCode> {
     });
     let stop = Arc::new(AtomicBool::new(false));
     let reads = args.process == 0;
+    if !reads && args.events.is_some() {
+        eprintln!(
+            "ccpn-run: warning: process {} does not read events (process 0 does): the events file is not read",
+            args.process
+        );
+    }
     let (reader, events) = if reads {
         let (tx, rx) = bounded::<ToDetector>(64);
         let cfg = ReaderConfig {
@@ -115,7 +121,7 @@ pub(crate) fn run(args: &Args, net: Net) -> io::Result<ExitCode> {
     let shared = Arc::new(Shared {
         outputs: net.outputs().map(str::to_owned).collect(),
         types: net.event_types().map(str::to_owned).collect(),
-        net,
+        net: Arc::new(net),
         partitioner,
         options,
         output_dir: args.output_dir.clone(),
