@@ -92,6 +92,42 @@ proptest! {
         prop_assert_eq!(straight, restarted, "net:\n{}", net.to_ron());
     }
 
+    /// An observed event changes the detector's state as a pushed one does, and
+    /// makes none of the detections it terminates (those at its own time); the ticks
+    /// due before it are made all the same.
+    #[test]
+    fn observed_events_make_only_their_ticks(
+        choices in prop::collection::vec(any::<u32>(), 120),
+        specs in gen::ev_specs(60),
+        observed in prop::collection::vec(any::<bool>(), 60),
+    ) {
+        let net = gen::gen_net(&choices, Family::Mixed);
+        let events = gen::events(&specs, gen::n_types(&net));
+        let compiled = ccpn::Net::from_ron("prop.ron", &net.to_ron()).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        let options = ccpn::DetectorOptions { max_tokens: usize::MAX, ..ccpn::DetectorOptions::default() };
+        let mut pushed = ccpn::Detector::with_options(&compiled, options);
+        let mut mixed = ccpn::Detector::with_options(&compiled, options);
+        let key = |d: &ccpn::Detection| format!("{} {} {:?}", d.event, d.time.micros(), d.ids().collect::<Vec<_>>());
+        for (i, e) in events.iter().enumerate() {
+            let ev = reference::against::to_event(e);
+            let time = ev.time;
+            let all = pushed.push(ev.clone()).map_err(|e| TestCaseError::fail(e.to_string()))?;
+            let mut got = Vec::new();
+            let want: Vec<String> = if observed.get(i).copied().unwrap_or(false) {
+                mixed.observe_into(ev, &mut got).map_err(|e| TestCaseError::fail(e.to_string()))?;
+                all.iter().filter(|d| d.time < time).map(key).collect()
+            } else {
+                mixed.push_into(ev, &mut got).map_err(|e| TestCaseError::fail(e.to_string()))?;
+                all.iter().map(key).collect()
+            };
+            let got: Vec<String> = got.iter().map(key).collect();
+            prop_assert_eq!(got, want, "event {}; net:\n{}", i, net.to_ron());
+        }
+        let (a, b): (Vec<String>, Vec<String>) =
+            (pushed.finish().iter().map(key).collect(), mixed.finish().iter().map(key).collect());
+        prop_assert_eq!(a, b);
+    }
+
     /// Every operator, nested.
     #[test]
     fn mixed_nets_match_reference(

@@ -131,6 +131,8 @@ pub struct Detector {
     counts: Vec<CountShared>,
     /// Detections of the current step.
     emitted: Vec<Detection>,
+    /// The current step is an observed event's: it makes no detections.
+    quiet: bool,
 }
 
 impl Detector {
@@ -190,6 +192,7 @@ impl Detector {
             routed: Vec::new(),
             counts,
             emitted: Vec::new(),
+            quiet: false,
             net,
             options,
         }
@@ -328,6 +331,54 @@ impl Detector {
         Ok(out)
     }
 
+    /// Like [`Detector::push_into`] for an event whose detections another detector
+    /// reports: its state changes as with `push_into` (the event can take part in
+    /// later detections), but the detections it terminates are not made, nor the
+    /// work whose only use is making them. The ticks due before it are made, as by
+    /// `push_into`. A partition uses it for the copies of events another partition
+    /// owns (see [`crate::partition`]).
+    ///
+    /// ```
+    /// use ccpn::{Detector, Event, Net, Timestamp};
+    ///
+    /// let net = Net::from_ron("n.ron", r#"Net(
+    ///     events: { "a": Atomic(type: "A"), "pair": Dist(a: "a", b: "a", max: 5.0, within: 60.0) },
+    ///     outputs: ["pair"],
+    /// )"#)?;
+    /// let t = |s: f64| Timestamp::from_secs_f64(s).unwrap();
+    /// let mut d = Detector::new(&net);
+    /// let mut out = Vec::new();
+    /// d.observe_into(Event::new(1, "A", t(0.0)).at(0.0, 0.0), &mut out)?;
+    /// d.observe_into(Event::new(2, "A", t(1.0)).at(1.0, 0.0), &mut out)?; // pairs with 1, unreported
+    /// assert!(out.is_empty());
+    /// d.push_into(Event::new(3, "A", t(2.0)).at(2.0, 0.0), &mut out)?; // pairs with 2
+    /// assert_eq!(out[0].ids().cloned().collect::<Vec<_>>(), vec![2.into(), 3.into()]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`PushError::Late`] if the event is older than the detector's time.
+    pub fn observe_into(
+        &mut self,
+        event: Event,
+        out: &mut Vec<Detection>,
+    ) -> Result<(), PushError> {
+        if event.time < self.now {
+            return Err(PushError::Late {
+                time: event.time,
+                now: self.now,
+            });
+        }
+        self.run_timers(event.time, false, out);
+        self.quiet = true;
+        let mut none = Vec::new();
+        let pushed = self.push_into(event, &mut none);
+        self.quiet = false;
+        debug_assert!(none.is_empty());
+        pushed
+    }
+
     /// Like [`Detector::push`], appending detections to `out`.
     ///
     /// # Errors
@@ -438,9 +489,12 @@ impl Detector {
             routed,
             emitted,
             counts,
+            quiet,
             ..
         } = self;
+        let quiet = *quiet;
         let mut cx = Cx {
+            discard: quiet && net.program.consumers[id].is_empty(),
             now: *now,
             cause: step,
             space: net.model.space,
@@ -463,6 +517,14 @@ impl Detector {
             }
             let zones = &net.model.zones;
             let outputs = &program.outputs[node];
+            if quiet {
+                // Detections of an observed event are not made; the token goes on
+                // to the components that read it.
+                for &(c, role) in &program.consumers[node] {
+                    deliver(inbox, dirty, c, role, tok.clone());
+                }
+                continue;
+            }
             match program.consumers[node].split_last() {
                 Some(((last, last_role), rest)) => {
                     for name in outputs {

@@ -26,7 +26,9 @@ impl Count {
     pub(crate) fn fire(&mut self, y: &Token, cx: &mut Cx<'_>) {
         let shared = &mut cx.counts[self.index];
         shared.insert(y, cx.cause, cx.budget);
-        shared.merge_matches(y, self.rule, cx.out);
+        if !cx.discard {
+            shared.merge_matches(y, self.rule, cx.out);
+        }
     }
 }
 

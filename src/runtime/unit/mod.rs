@@ -47,6 +47,9 @@ pub(crate) struct Cx<'a> {
     pub(crate) routed: &'a mut Vec<(usize, Token)>,
     /// The counting indexes, shared by the `Count` components that read one input.
     pub(crate) counts: &'a mut [CountShared],
+    /// The tokens this unit makes now would be dropped unread (an observed event's
+    /// step, and nothing reads the unit's output place): a unit may skip making them.
+    pub(crate) discard: bool,
 }
 
 impl Cx<'_> {

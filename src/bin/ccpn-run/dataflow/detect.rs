@@ -89,7 +89,15 @@ impl Detect {
                 .entry(partition)
                 .or_insert_with(|| Detector::with_shared_net(self.net.clone(), self.options));
             let mut found = std::mem::take(&mut self.scratch);
-            if detector.push_into(r.event.into(), &mut found).is_err() {
+            let event: ccpn::Event = r.event.into();
+            // A copy of an event another partition owns: its own detections are
+            // that partition's to report.
+            let pushed = if self.partitioner.owner(&event) == partition {
+                detector.push_into(event, &mut found)
+            } else {
+                detector.observe_into(event, &mut found)
+            };
+            if pushed.is_err() {
                 self.late += 1;
             }
             self.report(partition, &mut found, out);
