@@ -314,18 +314,20 @@ fn work(worker: &mut timely::worker::Worker, sh: &Shared) -> WorkerReport {
     };
     let outputs = sh.outputs.len();
     let gather = sh.output_dir.is_none();
-    let mut writer = match (&sh.output_dir, index) {
+    let opened = match (&sh.output_dir, index) {
         (Some(dir), _) => Writer::file(dir, index, outputs),
         (None, 0) => Ok(Writer::stdout(outputs)),
         (None, _) => Ok(Writer::none(outputs)),
     };
-    let (writer_error, writer_ok) = match writer.as_mut() {
-        Ok(_) => (None, true),
-        Err(e) => (Some(io::Error::new(e.kind(), e.to_string())), false),
+    // A worker that cannot write stops the run (worker 0 then feeds no more).
+    let (writer, writer_error) = match opened {
+        Ok(w) => (w, None),
+        Err(e) => {
+            sh.stop.store(true, Ordering::Relaxed);
+            (Writer::none(outputs), Some(e))
+        }
     };
-    let writer = std::rc::Rc::new(std::cell::RefCell::new(
-        writer.unwrap_or_else(|_| Writer::none(outputs)),
-    ));
+    let writer = std::rc::Rc::new(std::cell::RefCell::new(writer));
     let detect = std::rc::Rc::new(std::cell::RefCell::new(Detect::new(
         sh.net.clone(),
         sh.partitioner.clone(),
@@ -410,7 +412,7 @@ fn work(worker: &mut timely::worker::Worker, sh: &Shared) -> WorkerReport {
         });
     }
     let mut fed = Fed::default();
-    if let (Some(rx), true) = (feeds, writer_ok) {
+    if let (Some(rx), None) = (feeds, &writer_error) {
         fed = feed(worker, &mut input, &probe, &rx, sh);
     }
     drop(input);

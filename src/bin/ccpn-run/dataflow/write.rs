@@ -25,8 +25,12 @@ impl Writer {
 
     /// A writer to `dir/worker-I.jsonl`.
     pub(crate) fn file(dir: &Path, worker: usize, outputs: usize) -> io::Result<Writer> {
-        std::fs::create_dir_all(dir)?;
-        let f = File::create(dir.join(format!("worker-{worker}.jsonl")))?;
+        let path = dir.join(format!("worker-{worker}.jsonl"));
+        let named = |e: io::Error| {
+            io::Error::new(e.kind(), format!("cannot write {}: {e}", path.display()))
+        };
+        std::fs::create_dir_all(dir).map_err(named)?;
+        let f = File::create(&path).map_err(named)?;
         Ok(Writer::to(Some(Box::new(f)), outputs))
     }
 
