@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Throughput of `ccpn-run` against workers, and the copies space partitioning makes.
 
-    python3 benches/scale_out.py [--events N] [--runs K] [--workers 1,2,4]
+    python3 benches/scale_out.py [--events N] [--runs K] [--workers 1,2,4] [--nets keyed]
 
 For a keyed net (split by ship), the counting net (split by space) and the
 twenty-composite net (not split), runs ccpn-run on the seeded `uniform` stream:
@@ -62,6 +62,7 @@ def main():
     ap.add_argument("--events", type=int, default=1_000_000)
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--workers", default="1,2,4")
+    ap.add_argument("--nets", default="", help="only the nets whose file name contains this")
     args = ap.parse_args()
     subprocess.run(
         ["cargo", "build", "--release", "--quiet", "--bin", "ccpn-run", "--example", "gen_events"],
@@ -78,6 +79,8 @@ def main():
     print("| net (plan) | run | events/s | CPU s per 1M events | copies per event |")
     print("|---|---|---:|---:|---:|")
     for net, plan in NETS:
+        if args.nets not in net:
+            continue
         net_path = os.path.join(ROOT, net)
         configs = [("single-threaded", lambda: [[BIN, net_path, "--stats"]])]
         for w in workers:
