@@ -523,6 +523,34 @@ fn a_cluster_without_its_peer_gives_up_after_the_connect_timeout() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("cannot reach process 0"));
 }
 
+/// Starts `cmd` reading a pipe we write to; its stdout lines come on the receiver.
+fn live(
+    cmd: &mut Command,
+) -> (
+    Child,
+    std::process::ChildStdin,
+    std::sync::mpsc::Receiver<String>,
+) {
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let stdin = child.stdin.take().unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        use std::io::BufRead;
+        for line in std::io::BufReader::new(stdout).lines() {
+            if tx.send(line.unwrap()).is_err() {
+                break;
+            }
+        }
+    });
+    (child, stdin, rx)
+}
+
 /// A live stream: a detection comes out while the input is still open, both
 /// single-threaded and on workers (the reader hands over what it has before it
 /// waits for more, and the frontier moves with it).
@@ -536,25 +564,7 @@ fn a_live_stream_is_detected_as_it_comes() {
     )
     .unwrap();
     for extra in [&[][..], &["--workers", "2"][..]] {
-        let mut child = ccpn_run()
-            .arg(&atomic)
-            .args(extra)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let mut stdin = child.stdin.take().unwrap();
-        let stdout = child.stdout.take().unwrap();
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            use std::io::BufRead;
-            for line in std::io::BufReader::new(stdout).lines() {
-                if tx.send(line.unwrap()).is_err() {
-                    break;
-                }
-            }
-        });
+        let (child, mut stdin, rx) = live(ccpn_run().arg(&atomic).args(extra));
         writeln!(stdin, r#"{{"id":1,"type":"A","time":10,"x":0,"y":0}}"#).unwrap();
         stdin.flush().unwrap();
         let first = rx.recv_timeout(Duration::from_secs(20));
@@ -579,26 +589,12 @@ fn a_quiet_live_stream_ticks_with_a_heartbeat() {
     )
     .unwrap();
     for extra in [&[][..], &["--workers", "2"][..]] {
-        let mut child = ccpn_run()
-            .arg(&tick)
-            .args(["--heartbeat", "100ms"])
-            .args(extra)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let mut stdin = child.stdin.take().unwrap();
-        let stdout = child.stdout.take().unwrap();
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            use std::io::BufRead;
-            for line in std::io::BufReader::new(stdout).lines() {
-                if tx.send(line.unwrap()).is_err() {
-                    break;
-                }
-            }
-        });
+        let (child, mut stdin, rx) = live(
+            ccpn_run()
+                .arg(&tick)
+                .args(["--heartbeat", "100ms"])
+                .args(extra),
+        );
         let now = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .unwrap()

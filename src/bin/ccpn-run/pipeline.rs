@@ -200,24 +200,13 @@ pub(crate) fn run(args: &Args, net: Net) -> io::Result<ExitCode> {
         }
     }
     let stats = detector.stats();
-    if stats.truncated_firings > 0 {
-        eprintln!(
-            "ccpn-run: warning: {} firings of Any (Unrestricted or Continuous) not made: more than 100,000 sets for one occurrence",
-            stats.truncated_firings
-        );
-    }
-    if stats.refused_sets > 0 {
-        eprintln!(
-            "ccpn-run: warning: {} partial counting sets refused by --max-sets {max_sets}: matches growing from them were missed",
-            stats.refused_sets
-        );
-    }
-    if stats.evicted > 0 {
-        eprintln!(
-            "ccpn-run: warning: {} tokens evicted by --max-tokens {max_tokens}",
-            stats.evicted
-        );
-    }
+    warn_limits(
+        stats.truncated_firings,
+        stats.refused_sets,
+        stats.evicted,
+        &format!("--max-sets {max_sets}"),
+        &format!("--max-tokens {max_tokens}"),
+    );
     if args.stats {
         let elapsed = started.elapsed().as_secs_f64();
         let by_output: serde_json::Map<String, serde_json::Value> = outputs
@@ -248,6 +237,30 @@ pub(crate) fn run(args: &Args, net: Net) -> io::Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// The end-of-run warnings about what the limits turned away; `sets` and `tokens`
+/// name the limits.
+pub(crate) fn warn_limits(
+    truncated: u64,
+    refused_sets: u64,
+    evicted: u64,
+    sets: &str,
+    tokens: &str,
+) {
+    if truncated > 0 {
+        eprintln!(
+            "ccpn-run: warning: {truncated} firings of Any (Unrestricted or Continuous) not made: more than 100,000 sets for one occurrence"
+        );
+    }
+    if refused_sets > 0 {
+        eprintln!(
+            "ccpn-run: warning: {refused_sets} partial counting sets refused by {sets}: matches growing from them were missed"
+        );
+    }
+    if evicted > 0 {
+        eprintln!("ccpn-run: warning: {evicted} tokens evicted by {tokens}");
+    }
 }
 
 /// The input: a file, or standard input.

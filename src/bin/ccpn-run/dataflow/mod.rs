@@ -42,7 +42,7 @@ use ccpn::partition::Partitioner;
 use ccpn::{DetectorOptions, Net};
 
 use crate::args::Args;
-use crate::pipeline::{open_input, read_events, ReadCounts, ReaderConfig, ToDetector};
+use crate::pipeline::{open_input, read_events, warn_limits, ReadCounts, ReaderConfig, ToDetector};
 use detect::{Detect, Tally};
 use wire::{time_of, Found, Routed, Time};
 use write::Writer;
@@ -164,7 +164,13 @@ pub(crate) fn run(args: &Args, net: Net) -> io::Result<ExitCode> {
             return Err(e);
         }
     }
-    warn(&tally, args);
+    warn_limits(
+        tally.truncated_firings,
+        tally.refused_sets,
+        tally.evicted,
+        &format!("the partitions' shares of --max-sets {}", args.max_sets),
+        &format!("the partitions' shares of --max-tokens {}", args.max_tokens),
+    );
     if args.stats && reads {
         let elapsed = started.elapsed().as_secs_f64();
         let by_output: serde_json::Map<String, serde_json::Value> = shared
@@ -221,28 +227,6 @@ fn fail_loudly() {
         );
         std::process::exit(1);
     }));
-}
-
-/// The end-of-run warnings about this process's partitions.
-fn warn(t: &Tally, args: &Args) {
-    if t.truncated_firings > 0 {
-        eprintln!(
-            "ccpn-run: warning: {} firings of Any (Unrestricted or Continuous) not made: more than 100,000 sets for one occurrence",
-            t.truncated_firings
-        );
-    }
-    if t.refused_sets > 0 {
-        eprintln!(
-            "ccpn-run: warning: {} partial counting sets refused by the partitions' shares of --max-sets {}: matches growing from them were missed",
-            t.refused_sets, args.max_sets
-        );
-    }
-    if t.evicted > 0 {
-        eprintln!(
-            "ccpn-run: warning: {} tokens evicted by the partitions' shares of --max-tokens {}",
-            t.evicted, args.max_tokens
-        );
-    }
 }
 
 /// Timely's allocators from `--workers`, `--processes`, `--process` and
