@@ -98,7 +98,10 @@ pub(crate) fn plan(model: &Model) -> Plan {
     match reach(model) {
         Ok(reach) => Plan::BySpace { reach },
         Err(why) => Plan::Global {
-            reason: format!("{}; {why}", unkeyed_at.unwrap_or_default()),
+            reason: format!(
+                "not by key: {}; not by space: {why}",
+                unkeyed_at.unwrap_or_default()
+            ),
         },
     }
 }

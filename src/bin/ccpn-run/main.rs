@@ -58,10 +58,11 @@ fn main() -> ExitCode {
             net.outputs().collect::<Vec<_>>().join(", ")
         ));
         let partitioner = ccpn::partition::Partitioner::new(&net, args.partitions);
+        let n = partitioner.partitions();
         report.push_str(&format!(
-            "partitioning: {} ({} partitions)\n",
+            "partitioning: {} ({n} partition{})\n",
             partitioner.plan(),
-            partitioner.partitions()
+            if n == 1 { "" } else { "s" }
         ));
         for w in net.warnings() {
             report.push_str(&format!("warning: {w}\n"));
