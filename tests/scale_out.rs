@@ -621,3 +621,46 @@ fn a_quiet_live_stream_ticks_with_a_heartbeat() {
         }
     }
 }
+
+/// Processes that would split the net differently refuse each other at the start.
+#[test]
+fn processes_must_agree_on_the_net_and_its_partitions() {
+    let c = case(KEYED, false, 10);
+    let other = c.dir.path().join("other.ron");
+    std::fs::write(&other, GLOBAL).unwrap();
+    for (net1, extra1, says) in [
+        (&other, &[][..], "runs another net"),
+        (&c.net, &["--partitions", "9"][..], "splits the net into"),
+    ] {
+        let hosts = c.dir.path().join("hosts.txt");
+        std::fs::write(
+            &hosts,
+            format!("127.0.0.1:{}\n127.0.0.1:{}\n", free_port(), free_port()),
+        )
+        .unwrap();
+        let p1 = KillOnDrop(Some(spawn(
+            ccpn_run()
+                .arg(net1)
+                .args(["-n", "2", "-p", "1", "-h"])
+                .arg(&hosts)
+                .args(extra1)
+                .args(["--connect-timeout", "30"]),
+        )));
+        let p0 = spawn(
+            ccpn_run()
+                .arg(&c.net)
+                .arg(&c.events)
+                .args(["-n", "2", "-p", "0", "-h"])
+                .arg(&hosts)
+                .args(["--connect-timeout", "30"]),
+        );
+        let out0 = wait(p0, "process 0");
+        let out1 = wait(p1.take(), "process 1");
+        for out in [&out0, &out1] {
+            assert_eq!(out.status.code(), Some(1));
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(err.contains(says), "{err}");
+        }
+        assert!(out0.stdout.is_empty());
+    }
+}

@@ -156,6 +156,13 @@ impl Net {
         })
     }
 
+    /// A SHA-256 of the net's text and of every GeoJSON file it read: two nets with
+    /// the same fingerprint detect the same things. Checkpoints and the processes of
+    /// a cluster compare it.
+    pub fn fingerprint(&self) -> [u8; 32] {
+        self.model.fingerprint
+    }
+
     /// The net's space: which location fields events carry.
     pub fn space(&self) -> crate::Space {
         self.model.space

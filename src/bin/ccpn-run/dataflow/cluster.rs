@@ -3,8 +3,11 @@
 //!
 //! Timely's own set-up waits forever for a missing peer and reports on standard
 //! output, where the detections go; this one reports on standard error and gives
-//! up after a deadline. The handshake is timely's: each process connects to those
-//! before it and sends its number (a big-endian `u64`), and accepts those after it.
+//! up after a deadline. The handshake is timely's — each process connects to those
+//! before it and sends its number (a big-endian `u64`), and accepts those after it —
+//! and then both ends exchange a greeting (the net's fingerprint and the number of
+//! partitions) and refuse a peer whose greeting differs: processes running
+//! different nets would route events differently.
 
 use std::io::{self, Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -22,8 +25,9 @@ pub(crate) fn allocators(
     me: usize,
     threads: usize,
     timeout: Duration,
+    greeting: &Greeting,
 ) -> io::Result<(Vec<AllocatorBuilder>, Box<dyn std::any::Any + Send>)> {
-    let sockets = connect(addresses, me, timeout)?;
+    let sockets = connect(addresses, me, timeout, greeting)?;
     let hooks = Hooks::default();
     let process =
         ProcessBuilder::new_typed_vector(threads, hooks.refill.clone(), hooks.spill.clone());
@@ -35,11 +39,42 @@ pub(crate) fn allocators(
     ))
 }
 
+/// What two processes of a cluster must agree on.
+pub(crate) type Greeting = [u8; 36];
+
+/// The greeting of a process running `net` over `partitions` partitions.
+pub(crate) fn greeting(net: &ccpn::Net, partitions: u32) -> Greeting {
+    let mut g = [0u8; 36];
+    g[..32].copy_from_slice(&net.fingerprint());
+    g[32..].copy_from_slice(&partitions.to_be_bytes());
+    g
+}
+
+/// Sends ours, reads the peer's, and compares them.
+fn greet(stream: &mut TcpStream, peer: usize, ours: &Greeting) -> io::Result<()> {
+    stream.write_all(ours)?;
+    let mut theirs = [0u8; 36];
+    stream.read_exact(&mut theirs)?;
+    if theirs[..32] != ours[..32] {
+        return Err(io::Error::other(format!(
+            "process {peer} runs another net (or reads other GeoJSON files): every process needs the same"
+        )));
+    }
+    if theirs[32..] != ours[32..] {
+        let n = u32::from_be_bytes([theirs[32], theirs[33], theirs[34], theirs[35]]);
+        return Err(io::Error::other(format!(
+            "process {peer} splits the net into {n} partitions: every process needs the same --partitions"
+        )));
+    }
+    Ok(())
+}
+
 /// One connection to every other process (`None` for this one).
 fn connect(
     addresses: &[String],
     me: usize,
     timeout: Duration,
+    greeting: &Greeting,
 ) -> io::Result<Vec<Option<TcpStream>>> {
     let deadline = Instant::now() + timeout;
     let here = &addresses[me];
@@ -65,6 +100,9 @@ fn connect(
         };
         stream.set_nodelay(true)?;
         stream.write_all(&(me as u64).to_be_bytes())?;
+        stream.set_read_timeout(Some(remaining(deadline)))?;
+        greet(&mut stream, i, greeting)?;
+        stream.set_read_timeout(None)?;
         sockets[i] = Some(stream);
     }
     let mut waiting = addresses.len() - me - 1;
@@ -73,17 +111,14 @@ fn connect(
             Ok((mut stream, _)) => {
                 stream.set_nonblocking(false)?;
                 stream.set_nodelay(true)?;
-                stream.set_read_timeout(Some(
-                    deadline
-                        .saturating_duration_since(Instant::now())
-                        .max(Duration::from_millis(1)),
-                ))?;
+                stream.set_read_timeout(Some(remaining(deadline)))?;
                 let mut id = [0u8; 8];
                 stream.read_exact(&mut id)?;
-                stream.set_read_timeout(None)?;
                 let id = u64::from_be_bytes(id) as usize;
                 match sockets.get_mut(id) {
                     Some(slot @ None) if id > me => {
+                        greet(&mut stream, id, greeting)?;
+                        stream.set_read_timeout(None)?;
                         *slot = Some(stream);
                         waiting -= 1;
                     }
@@ -109,4 +144,11 @@ fn connect(
         }
     }
     Ok(sockets)
+}
+
+/// The time left until `deadline` (at least a millisecond: a zero timeout means none).
+fn remaining(deadline: Instant) -> Duration {
+    deadline
+        .saturating_duration_since(Instant::now())
+        .max(Duration::from_millis(1))
 }

@@ -78,8 +78,8 @@ struct WorkerReport {
 pub(crate) fn run(args: &Args, net: Net) -> io::Result<ExitCode> {
     let started = Instant::now();
     fail_loudly();
-    let communication = communication(args)?;
     let partitioner = Partitioner::new(&net, args.partitions);
+    let communication = communication(args, &cluster::greeting(&net, partitioner.partitions()))?;
     let options = partitioner.partition_options(DetectorOptions {
         max_tokens: args.max_tokens,
         max_sets: args.max_sets,
@@ -233,6 +233,7 @@ fn fail_loudly() {
 /// `--hostfile` (connecting to the other processes of a cluster).
 fn communication(
     args: &Args,
+    greeting: &cluster::Greeting,
 ) -> io::Result<(Vec<AllocatorBuilder>, Box<dyn std::any::Any + Send>)> {
     let threads = args.workers.unwrap_or(1) as usize;
     if args.processes <= 1 {
@@ -271,6 +272,7 @@ fn communication(
         args.process as usize,
         threads,
         Duration::from_secs(args.connect_timeout),
+        greeting,
     )
 }
 
