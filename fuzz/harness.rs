@@ -161,7 +161,7 @@ fn spec(b: &[u8]) -> EvSpec {
     EvSpec {
         dt: [0, 0, 0, 0, 1, 1, 1, 2, 3][usize::from(b[0]) % 9],
         ty: b[1] % 4,
-        loc: (b[2] % 10 != 0).then_some((b[3] % 11, b[4] % 11)),
+        loc: (!b[2].is_multiple_of(10)).then_some((b[3] % 11, b[4] % 11)),
         speed: match b[5] % 10 {
             0..=6 => Some(Val::Num(f64::from(b[5] / 10 % 21))),
             7 => Some(Val::Str("fast".into())),

@@ -467,7 +467,9 @@ impl Reader {
         if !self.line(no, line)? {
             return Ok(false);
         }
-        Ok(self.cfg.checkpoint_every == 0 || no % self.cfg.checkpoint_every != 0 || self.mark(no))
+        Ok(self.cfg.checkpoint_every == 0
+            || !no.is_multiple_of(self.cfg.checkpoint_every)
+            || self.mark(no))
     }
 
     /// The input has been quiet for `--heartbeat`: event time moves to the wall
