@@ -186,6 +186,10 @@ impl From<&str> for Value {
 
 /// An atomic input event.
 ///
+/// It serializes with serde in a tagged form for storage and transport between ccpn
+/// processes (ids and attribute values keep their types), not in the JSON Lines
+/// form ccpn reads events in.
+///
 /// ```
 /// use ccpn::{Event, Timestamp, Value};
 /// let e = Event::new(7, "radar", Timestamp::from_secs_f64(10.0).unwrap())
@@ -259,6 +263,148 @@ impl Space {
         match self {
             Space::Planar => ("x", "y"),
             Space::Wgs84 => ("lon", "lat"),
+        }
+    }
+}
+
+/// An event's serde form: for storage and transport between ccpn processes (a
+/// snapshot, a cluster), tagged so that ids and attribute values keep their types.
+/// It is not the JSON Lines form ccpn reads events in ([`crate::io::read`] parses
+/// that).
+///
+/// ```
+/// use ccpn::{Event, Timestamp};
+///
+/// let e = Event::new(7, "radar", Timestamp::from_secs_f64(10.0).unwrap())
+///     .at(3.0, 4.0)
+///     .with("iff", "foe");
+/// let bytes = postcard::to_stdvec(&e)?;
+/// assert_eq!(postcard::from_bytes::<Event>(&bytes)?, e);
+/// # Ok::<(), postcard::Error>(())
+/// ```
+mod form {
+    use std::sync::Arc;
+
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    use super::{Event, Id, Point, Timestamp, Value};
+
+    #[derive(Serialize)]
+    #[serde(rename = "Event")]
+    struct Out<'a> {
+        id: IdOut<'a>,
+        kind: &'a str,
+        time: i64,
+        time_text: Option<&'a str>,
+        location: Option<(f64, f64)>,
+        attrs: Attrs<'a>,
+    }
+
+    #[derive(Serialize)]
+    #[serde(rename = "Id")]
+    enum IdOut<'a> {
+        Int(i64),
+        UInt(u64),
+        Str(&'a str),
+    }
+
+    #[derive(Serialize)]
+    #[serde(rename = "Value")]
+    enum ValueOut<'a> {
+        Num(f64),
+        Str(&'a str),
+        Bool(bool),
+    }
+
+    struct Attrs<'a>(&'a [(Arc<str>, Value)]);
+
+    impl Serialize for Attrs<'_> {
+        fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            s.collect_seq(self.0.iter().map(|(k, v)| {
+                let v = match v {
+                    Value::Num(n) => ValueOut::Num(*n),
+                    Value::Str(s) => ValueOut::Str(s),
+                    Value::Bool(b) => ValueOut::Bool(*b),
+                };
+                (&**k, v)
+            }))
+        }
+    }
+
+    #[derive(Deserialize)]
+    #[serde(rename = "Event")]
+    struct In {
+        id: IdIn,
+        kind: Arc<str>,
+        time: i64,
+        time_text: Option<Arc<str>>,
+        location: Option<(f64, f64)>,
+        attrs: Vec<(Arc<str>, ValueIn)>,
+    }
+
+    #[derive(Deserialize)]
+    #[serde(rename = "Id")]
+    enum IdIn {
+        Int(i64),
+        UInt(u64),
+        Str(Arc<str>),
+    }
+
+    #[derive(Deserialize)]
+    #[serde(rename = "Value")]
+    enum ValueIn {
+        Num(f64),
+        Str(Arc<str>),
+        Bool(bool),
+    }
+
+    impl Serialize for Event {
+        fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            Out {
+                id: match &self.id {
+                    Id::Int(v) => IdOut::Int(*v),
+                    Id::UInt(v) => IdOut::UInt(*v),
+                    Id::Str(v) => IdOut::Str(v),
+                },
+                kind: &self.kind,
+                time: self.time.micros(),
+                time_text: self.time_text.as_deref(),
+                location: self.location.map(|p| (p.x, p.y)),
+                attrs: Attrs(&self.attrs),
+            }
+            .serialize(s)
+        }
+    }
+
+    impl<'de> Deserialize<'de> for Event {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Event, D::Error> {
+            let e = In::deserialize(d)?;
+            let time = Timestamp::from_micros(e.time).ok_or_else(|| {
+                serde::de::Error::custom(format!("event time {} µs is out of range", e.time))
+            })?;
+            Ok(Event {
+                id: match e.id {
+                    IdIn::Int(v) => Id::Int(v),
+                    IdIn::UInt(v) => Id::UInt(v),
+                    IdIn::Str(v) => Id::Str(v),
+                },
+                kind: e.kind,
+                time,
+                time_text: e.time_text,
+                location: e.location.map(|(x, y)| Point { x, y }),
+                attrs: e
+                    .attrs
+                    .into_iter()
+                    .map(|(k, v)| {
+                        let v = match v {
+                            ValueIn::Num(n) => Value::Num(n),
+                            ValueIn::Str(s) => Value::Str(s),
+                            ValueIn::Bool(b) => Value::Bool(b),
+                        };
+                        (k, v)
+                    })
+                    .collect(),
+            })
         }
     }
 }

@@ -21,7 +21,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use super::token::{Member, Term};
-use crate::event::{Event, Id, Point, Timestamp, Value};
+use crate::event::Event;
 
 /// The first bytes of every snapshot.
 const MAGIC: &[u8; 8] = b"CCPNSNAP";
@@ -55,8 +55,8 @@ pub enum RestoreError {
 /// What follows the header.
 #[derive(Serialize, Deserialize)]
 struct Body {
-    /// The input events tokens refer to.
-    events: Vec<EventState>,
+    /// The input events tokens refer to (in their serde form, tagged).
+    events: Vec<Event>,
     /// The constituent lists tokens refer to: (processing number, event) each.
     members: Vec<Vec<(u64, u32)>>,
     /// The state, postcard-encoded, referring to the two tables by position.
@@ -78,11 +78,7 @@ pub(crate) fn encode<S: Serialize>(fingerprint: &[u8; 32], state: &S) -> Vec<u8>
                 .collect()
         })
         .collect();
-    let events = tables
-        .term_list
-        .iter()
-        .map(|t| EventState::from(&***t))
-        .collect();
+    let events = tables.term_list.iter().map(|t| (***t).clone()).collect();
     let body = Body {
         events,
         members,
@@ -137,9 +133,8 @@ pub(crate) fn decode<S: for<'de> Deserialize<'de>>(
     let terms: Vec<Arc<Term>> = body
         .events
         .into_iter()
-        .map(|e| Event::try_from(e).map(|e| Arc::new(Term::new(e, key_attrs))))
-        .collect::<Result<_, _>>()
-        .map_err(RestoreError::Corrupt)?;
+        .map(|e| Arc::new(Term::new(e, key_attrs)))
+        .collect();
     let members = body
         .members
         .into_iter()
@@ -244,97 +239,6 @@ pub(crate) mod members {
                 .as_ref()
                 .and_then(|t| t.members.get(n as usize).cloned())
                 .ok_or_else(|| de::Error::custom(format!("no constituent list number {n}")))
-        })
-    }
-}
-
-/// An input event as a snapshot stores it.
-#[derive(Serialize, Deserialize)]
-struct EventState {
-    id: IdState,
-    kind: Box<str>,
-    time: i64,
-    time_text: Option<Box<str>>,
-    location: Option<(f64, f64)>,
-    attrs: Vec<(Box<str>, ValueState)>,
-}
-
-#[derive(Serialize, Deserialize)]
-enum IdState {
-    Int(i64),
-    UInt(u64),
-    Str(Box<str>),
-}
-
-/// An attribute value as a snapshot stores it (tagged, unlike its JSON form).
-#[derive(Serialize, Deserialize)]
-pub(crate) enum ValueState {
-    Num(f64),
-    Str(Box<str>),
-    Bool(bool),
-}
-
-impl From<&Value> for ValueState {
-    fn from(v: &Value) -> ValueState {
-        match v {
-            Value::Num(n) => ValueState::Num(*n),
-            Value::Str(s) => ValueState::Str((**s).into()),
-            Value::Bool(b) => ValueState::Bool(*b),
-        }
-    }
-}
-
-impl From<ValueState> for Value {
-    fn from(v: ValueState) -> Value {
-        match v {
-            ValueState::Num(n) => Value::Num(n),
-            ValueState::Str(s) => Value::Str(s.into()),
-            ValueState::Bool(b) => Value::Bool(b),
-        }
-    }
-}
-
-impl From<&Event> for EventState {
-    fn from(e: &Event) -> EventState {
-        EventState {
-            id: match &e.id {
-                Id::Int(v) => IdState::Int(*v),
-                Id::UInt(v) => IdState::UInt(*v),
-                Id::Str(s) => IdState::Str((**s).into()),
-            },
-            kind: (*e.kind).into(),
-            time: e.time.micros(),
-            time_text: e.time_text.as_deref().map(Into::into),
-            location: e.location.map(|p| (p.x, p.y)),
-            attrs: e
-                .attrs
-                .iter()
-                .map(|(k, v)| ((**k).into(), v.into()))
-                .collect(),
-        }
-    }
-}
-
-impl TryFrom<EventState> for Event {
-    type Error = String;
-
-    fn try_from(e: EventState) -> Result<Event, String> {
-        Ok(Event {
-            id: match e.id {
-                IdState::Int(v) => Id::Int(v),
-                IdState::UInt(v) => Id::UInt(v),
-                IdState::Str(s) => Id::Str(s.into()),
-            },
-            kind: e.kind.into(),
-            time: Timestamp::from_micros(e.time)
-                .ok_or_else(|| format!("event time {} µs is out of range", e.time))?,
-            time_text: e.time_text.map(Into::into),
-            location: e.location.map(|(x, y)| Point { x, y }),
-            attrs: e
-                .attrs
-                .into_iter()
-                .map(|(k, v)| (k.into(), v.into()))
-                .collect(),
         })
     }
 }

@@ -89,7 +89,7 @@ impl Detect {
                 .entry(partition)
                 .or_insert_with(|| Detector::with_shared_net(self.net.clone(), self.options));
             let mut found = std::mem::take(&mut self.scratch);
-            let event: ccpn::Event = r.event.into();
+            let event = r.event;
             // A copy of an event another partition owns: its own detections are
             // that partition's to report.
             let pushed = if self.partitioner.owner(&event) == partition {
@@ -167,6 +167,6 @@ impl Detect {
 
 impl Routed {
     fn event_time(&self) -> Time {
-        self.event.time()
+        time_of(self.event.time)
     }
 }

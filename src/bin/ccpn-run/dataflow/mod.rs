@@ -490,19 +490,18 @@ fn feed(
             }
             sh.partitioner.targets(&ev, &mut targets);
             routed += targets.len() as u64;
-            let wire = wire::Wire::from(ev);
             let (&last_target, copies) = targets.split_last().unwrap_or((&0, &[]));
             for &p in copies {
                 input.send(Routed {
                     partition: p,
                     order,
-                    event: wire.clone(),
+                    event: ev.clone(),
                 });
             }
             input.send(Routed {
                 partition: last_target,
                 order,
-                event: wire,
+                event: ev,
             });
         }
         if let Some(t) = last {
