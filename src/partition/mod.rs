@@ -1,4 +1,4 @@
-//! Splitting a net's detecting between many [`Detector`](crate::Detector)s — on many threads or
+//! Splitting a net's detecting between many [`Detector`]s — on many threads or
 //! machines — so that together they report exactly the detections one detector
 //! would, each once.
 //!
@@ -48,7 +48,7 @@ pub use plan::Plan;
 
 use crate::event::{Event, Id, Value};
 use crate::net::Net;
-use crate::runtime::{Detection, DetectorOptions};
+use crate::runtime::{Detection, Detector, DetectorOptions, PushError};
 use cells::{Cell, Cells, Grid, Halo};
 
 /// Routes events to partitions and tells which partition reports a detection.
@@ -145,6 +145,35 @@ impl Partitioner {
             let owner = out[0];
             out.extend((0..self.partitions).filter(|&q| q != owner));
         }
+    }
+
+    /// Feeds `event` to the detector of `partition`: pushed if the partition owns it,
+    /// observed otherwise (the detections it terminates are its owner's to report).
+    /// Appends to `out` the detections the partition reports (those of ticks due
+    /// before the event included).
+    ///
+    /// # Errors
+    ///
+    /// [`PushError::Late`] if the event is older than the detector's time.
+    pub fn feed(
+        &self,
+        partition: u32,
+        detector: &mut Detector,
+        event: Event,
+        out: &mut Vec<Detection>,
+    ) -> Result<(), PushError> {
+        let before = out.len();
+        let fed = if self.owner(&event) == partition {
+            detector.push_into(event, out)
+        } else {
+            detector.observe_into(event, out)
+        };
+        let mut i = 0;
+        out.retain(|d| {
+            i += 1;
+            i <= before || self.reports(partition, d)
+        });
+        fed
     }
 
     /// Does `partition` report `detection`? Yes when it owns the detection's

@@ -85,18 +85,10 @@ impl Partitioned {
         self.events += 1;
         self.partitioner.targets(&event, &mut self.targets);
         self.copies += self.targets.len() as u64 - 1;
-        let mut found = Vec::new();
-        // The owner comes first; the others get copies they only observe.
-        for (i, &q) in self.targets.iter().enumerate() {
+        for &q in &self.targets {
             let d = self.detectors[q as usize]
                 .get_or_insert_with(|| Detector::with_shared_net(self.net.clone(), self.options));
-            found.clear();
-            if i == 0 {
-                d.push_into(event.clone(), &mut found)?;
-            } else {
-                d.observe_into(event.clone(), &mut found)?;
-            }
-            out.extend(found.drain(..).filter(|d| self.partitioner.reports(q, d)));
+            self.partitioner.feed(q, d, event.clone(), &mut out)?;
         }
         Ok(self.numbered(out))
     }

@@ -24,17 +24,23 @@ pub(crate) struct Tally {
     pub(crate) late: u64,
 }
 
-impl Tally {
-    fn add(&mut self, s: &Stats) {
-        self.partitions += 1;
-        self.live_tokens += s.live_tokens;
-        self.peak_live_tokens += s.peak_live_tokens;
-        self.evicted += s.evicted;
-        self.refused_sets += s.refused_sets;
-        self.truncated_firings += s.truncated_firings;
+impl From<&Stats> for Tally {
+    /// One partition's counters.
+    fn from(s: &Stats) -> Tally {
+        Tally {
+            partitions: 1,
+            live_tokens: s.live_tokens,
+            peak_live_tokens: s.peak_live_tokens,
+            evicted: s.evicted,
+            refused_sets: s.refused_sets,
+            truncated_firings: s.truncated_firings,
+            late: 0,
+        }
     }
+}
 
-    /// Adds another worker's tally.
+impl Tally {
+    /// Adds another partition's or worker's tally.
     pub(crate) fn merge(&mut self, o: &Tally) {
         self.partitions += o.partitions;
         self.live_tokens += o.live_tokens;
@@ -89,15 +95,11 @@ impl Detect {
                 .entry(partition)
                 .or_insert_with(|| Detector::with_shared_net(self.net.clone(), self.options));
             let mut found = std::mem::take(&mut self.scratch);
-            let event = r.event;
-            // A copy of an event another partition owns: its own detections are
-            // that partition's to report.
-            let pushed = if self.partitioner.owner(&event) == partition {
-                detector.push_into(event, &mut found)
-            } else {
-                detector.observe_into(event, &mut found)
-            };
-            if pushed.is_err() {
+            if self
+                .partitioner
+                .feed(partition, detector, r.event, &mut found)
+                .is_err()
+            {
                 self.late += 1;
             }
             self.report(partition, &mut found, out);
@@ -122,16 +124,14 @@ impl Detect {
                 Some(d) => d.advance_to(to),
                 None => continue,
             };
+            found.retain(|d| self.partitioner.reports(p, d));
             self.report(p, &mut found, out);
         }
     }
 
-    /// Keeps the detections partition `p` reports, as lines to write.
+    /// Turns the detections partition `p` reports into lines to write.
     fn report(&mut self, p: u32, found: &mut Vec<Detection>, out: &mut Vec<(Time, Found)>) {
         for d in found.drain(..) {
-            if !self.partitioner.reports(p, &d) {
-                continue;
-            }
             let order = self.reported.entry(p).or_insert(0);
             let output = self
                 .outputs
@@ -159,7 +159,7 @@ impl Detect {
             ..Tally::default()
         };
         for d in self.detectors.values() {
-            t.add(&d.stats());
+            t.merge(&Tally::from(&d.stats()));
         }
         t
     }
