@@ -94,6 +94,25 @@ impl Filter {
         self.root.eval(event)
     }
 
+    /// The `attribute == "text"` comparisons every matching event satisfies: the
+    /// expression's top-level conjuncts of that form (through nested `&&`), as
+    /// (attribute, text). An event whose attribute is missing or differs matches not.
+    pub(crate) fn required_texts(&self) -> Vec<(&Arc<str>, &Arc<str>)> {
+        fn walk<'a>(n: &'a Node, out: &mut Vec<(&'a Arc<str>, &'a Arc<str>)>) {
+            match n {
+                Node::Cmp(Cmp {
+                    op: Op::Eq,
+                    test: Test::AttrStr(attr, text),
+                }) => out.push((attr, text)),
+                Node::And(ns) => ns.iter().for_each(|n| walk(n, out)),
+                _ => {}
+            }
+        }
+        let mut out = Vec::new();
+        walk(&self.root, &mut out);
+        out
+    }
+
     /// The attribute names the expression reads, each once, in order of first use.
     /// Built-in fields (`id`, `time`, `type`, the location) are not listed.
     pub(crate) fn fields(&self) -> impl Iterator<Item = &str> {
@@ -316,7 +335,7 @@ impl Cmp {
 /// The value of attribute `name` of `e`, like [`Event::attr`] but quicker for the
 /// short names attributes usually have.
 #[inline]
-fn attr<'e>(e: &'e Event, name: &str) -> Option<&'e Value> {
+pub(crate) fn attr<'e>(e: &'e Event, name: &str) -> Option<&'e Value> {
     e.attrs.iter().find(|(k, _)| same(k, name)).map(|(_, v)| v)
 }
 

@@ -2,6 +2,7 @@
 //! (its input places, transitions, arcs and output place), components are joined by
 //! connection transitions, and the run-time [`Program`] is laid out beside the graph.
 
+mod dispatch;
 mod guard;
 mod pair;
 mod repeat;
@@ -10,6 +11,8 @@ use std::sync::Arc;
 
 use petgraph::graph::NodeIndex;
 use rustc_hash::FxHashMap;
+
+pub(crate) use dispatch::Dispatch;
 
 use crate::model::{Model, Op};
 use crate::net::{ArcKind, PetriNet};
@@ -23,7 +26,7 @@ pub(crate) struct Program {
     /// For each component, the (component, input arc) pairs its output place feeds.
     pub(crate) consumers: Vec<Vec<(usize, usize)>>,
     /// The atomic components reading each event type's source place.
-    pub(crate) by_type: FxHashMap<Arc<str>, Vec<usize>>,
+    pub(crate) by_type: FxHashMap<Arc<str>, Dispatch>,
     /// The output names each component's occurrences are reported under.
     pub(crate) outputs: Vec<Vec<Arc<str>>>,
     /// The counting indexes: one per input (and `distinct` attribute) of `Count`s.
@@ -62,7 +65,8 @@ pub(crate) fn compile(model: &Model) -> (PetriNet, Program) {
     let n = model.nodes.len();
     let mut units = Vec::with_capacity(n);
     let mut ports: Vec<Ports> = Vec::with_capacity(n);
-    let mut by_type: FxHashMap<Arc<str>, Vec<usize>> = FxHashMap::default();
+    let mut atomics: FxHashMap<Arc<str>, Vec<(usize, Option<&crate::filter::Filter>)>> =
+        FxHashMap::default();
     let mut type_places: FxHashMap<Arc<str>, NodeIndex> = FxHashMap::default();
     let mut counts: Vec<CountGroup> = Vec::new();
     // Every `Within` reading the same input shares one stab (and one drawn place).
@@ -87,7 +91,10 @@ pub(crate) fn compile(model: &Model) -> (PetriNet, Program) {
                 let source = *type_places
                     .entry(kind.clone())
                     .or_insert_with(|| net.place(format!("type {kind:?}"), None));
-                by_type.entry(kind.clone()).or_default().push(id);
+                atomics
+                    .entry(kind.clone())
+                    .or_default()
+                    .push((id, filter.as_ref()));
                 guard::atomic(&mut net, id, &label, source, filter.as_ref())
             }
             Op::Within { of, zones } => {
@@ -196,6 +203,10 @@ pub(crate) fn compile(model: &Model) -> (PetriNet, Program) {
             zone_stabs[z].push(stab);
         }
     }
+    let by_type = atomics
+        .into_iter()
+        .map(|(kind, of_kind)| (kind, Dispatch::new(&of_kind)))
+        .collect();
     let mut outputs = vec![Vec::new(); n];
     for (name, id) in &model.outputs {
         outputs[*id].push(name.clone());

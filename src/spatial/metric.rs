@@ -35,6 +35,105 @@ fn great_circle(a: Point, b: Point) -> f64 {
     2.0 * EARTH_R * (chord / 2.0).asin()
 }
 
+/// A WGS84 point with the trigonometry of its latitude and longitude, computed once
+/// for the many spherical estimates a point takes part in (a zone's centre, an event
+/// stabbing a tree of zones).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct SpherePoint {
+    /// The point, (lon, lat) degrees.
+    pub(crate) at: Point,
+    sin_lat: f64,
+    cos_lat: f64,
+    sin_lon: f64,
+    cos_lon: f64,
+}
+
+impl SpherePoint {
+    pub(crate) fn new(at: Point) -> SpherePoint {
+        let (sin_lat, cos_lat) = at.y.to_radians().sin_cos();
+        let (sin_lon, cos_lon) = at.x.to_radians().sin_cos();
+        SpherePoint {
+            at,
+            sin_lat,
+            cos_lat,
+            sin_lon,
+            cos_lon,
+        }
+    }
+
+    /// The chord to `b` on the unit sphere.
+    fn chord(&self, b: &SpherePoint) -> f64 {
+        let (a, b) = (self, b);
+        let x = b.cos_lat * b.cos_lon - a.cos_lat * a.cos_lon;
+        let y = b.cos_lat * b.sin_lon - a.cos_lat * a.sin_lon;
+        let z = b.sin_lat - a.sin_lat;
+        (x * x + y * y + z * z).sqrt().min(2.0)
+    }
+
+    /// The sine and cosine of the reduced (parametric) latitude β, tan β = (1 − f) tan φ:
+    /// the latitude on Bessel's auxiliary sphere, where geodesics keep their azimuths.
+    fn reduced(&self) -> (f64, f64) {
+        let (s, c) = ((1.0 - WGS84_F) * self.sin_lat, self.cos_lat);
+        let h = s.hypot(c);
+        (s / h, c / h)
+    }
+}
+
+/// The WGS84 flattening.
+const WGS84_F: f64 = 1.0 / 298.257_223_563;
+
+/// Largest error, degrees, of [`approximate_bearing`] against the geodesic azimuth,
+/// with margin: its proof bounds the error by f · σ / sin σ ≤ 0.23° (f the
+/// flattening; σ ≤ [`APPROX_MAX_CHORD`]'s arc).
+pub(crate) const BEARING_ERROR_DEG: f64 = 0.5;
+/// Longest chord (unit sphere) over which [`approximate_bearing`] answers: an arc of
+/// about 0.93 rad, where σ / sin σ < 1.17.
+const APPROX_MAX_CHORD: f64 = 0.9;
+
+/// The geodesic's initial azimuth from `from` to `to` (degrees clockwise from north,
+/// in [0, 360)) within [`BEARING_ERROR_DEG`], or `None` where that is not proven: near
+/// a pole or over long arcs.
+///
+/// It is the azimuth on the auxiliary sphere (reduced latitudes β) towards the
+/// ellipsoidal longitude difference λ instead of the spherical one ω. The ellipsoid's
+/// geodesic keeps its azimuths on that sphere, and |ω − λ| ≤ f σ (the integrand of
+/// λ − ω is at most f sin α₀); moving the end point by f σ cos β₂ sideways turns the
+/// azimuth by at most f σ cos β₂ / sin σ.
+pub(crate) fn approximate_bearing(from: &SpherePoint, to: &SpherePoint) -> Option<f64> {
+    if from.cos_lat < 0.02 || to.cos_lat < 0.02 || from.chord(to) > APPROX_MAX_CHORD {
+        return None;
+    }
+    let (sb1, cb1) = from.reduced();
+    let (sb2, cb2) = to.reduced();
+    // sin and cos of λ₂ − λ₁.
+    let sl = to.sin_lon * from.cos_lon - to.cos_lon * from.sin_lon;
+    let cl = to.cos_lon * from.cos_lon + to.sin_lon * from.sin_lon;
+    let deg = (cb2 * sl).atan2(cb1 * sb2 - sb1 * cb2 * cl).to_degrees();
+    Some(norm360(deg))
+}
+
+/// [`within_distance`] on WGS84, the trigonometry of both points given.
+pub(crate) fn within_distance_sphere(a: &SpherePoint, b: &SpherePoint, max: f64) -> bool {
+    let valid = |p: Point| p.y.abs() <= 90.0 && p.x.abs() <= 360.0;
+    if !(valid(a.at) && valid(b.at) && max.is_finite()) {
+        return distance(Space::Wgs84, a.at, b.at) <= max;
+    }
+    let gc = 2.0 * EARTH_R * (a.chord(b) / 2.0).asin();
+    settle(gc, max).unwrap_or_else(|| distance(Space::Wgs84, a.at, b.at) <= max)
+}
+
+/// Is a geodesic whose great-circle estimate is `gc` within `max`, if the estimate's
+/// bounds settle it?
+fn settle(gc: f64, max: f64) -> Option<bool> {
+    if gc * RATIO_HI + MARGIN_M < max {
+        Some(true)
+    } else if gc * RATIO_LO - MARGIN_M > max {
+        Some(false)
+    } else {
+        None
+    }
+}
+
 /// Is `b` within `max` of `a`? Planar nets compare squared distances (no square root).
 /// WGS84 nets decide with the geodesic distance, computed only when a spherical
 /// estimate (bounded relative to it, see [`RATIO_LO`]) cannot settle the question.
@@ -50,14 +149,7 @@ pub(crate) fn within_distance(space: Space, a: Point, b: Point, max: f64) -> boo
                 // Outside the sphere's bounds (never from a checked net or event).
                 return distance(space, a, b) <= max;
             }
-            let gc = great_circle(a, b);
-            if gc * RATIO_HI + MARGIN_M < max {
-                true
-            } else if gc * RATIO_LO - MARGIN_M > max {
-                false
-            } else {
-                distance(space, a, b) <= max
-            }
+            settle(great_circle(a, b), max).unwrap_or_else(|| distance(space, a, b) <= max)
         }
     }
 }
@@ -108,6 +200,64 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn sphere_points_settle_like_within_distance() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand::rngs::SmallRng::seed_from_u64(5);
+        for _ in 0..20_000 {
+            let a = Point {
+                x: rng.random_range(-180.0..180.0),
+                y: rng.random_range(-90.0..90.0),
+            };
+            let b = Point {
+                x: (a.x + rng.random_range(-2.0..2.0) + 540.0) % 360.0 - 180.0,
+                y: (a.y + rng.random_range(-2.0..2.0)).clamp(-90.0, 90.0),
+            };
+            let d = distance(Space::Wgs84, a, b);
+            let (sa, sb) = (SpherePoint::new(a), SpherePoint::new(b));
+            for max in [d * 0.9, d * 0.995, d, d * 1.005, d * 1.1, 1.0, 1e7] {
+                assert_eq!(within_distance_sphere(&sa, &sb, max), d <= max, "{a:?} {b:?} {max}");
+            }
+        }
+    }
+
+    /// The approximate bearing stays within half its stated error of the geodesic's
+    /// azimuth, from metres to thousands of kilometres, at every latitude it answers.
+    #[test]
+    fn approximate_bearing_is_within_its_error() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand::rngs::SmallRng::seed_from_u64(11);
+        let mut answered = 0;
+        let mut worst: f64 = 0.0;
+        for i in 0..200_000 {
+            let a = Point {
+                x: rng.random_range(-180.0..180.0),
+                y: rng.random_range(-90.0..90.0),
+            };
+            // Offsets from 1e-6° to 60°, log-uniform.
+            let scale = 10f64.powf(rng.random_range(-6.0..1.8));
+            let b = Point {
+                x: (a.x + scale * rng.random_range(-1.0..1.0) + 540.0) % 360.0 - 180.0,
+                y: (a.y + scale * rng.random_range(-1.0..1.0)).clamp(-90.0, 90.0),
+            };
+            if a == b {
+                continue;
+            }
+            let Some(approx) = approximate_bearing(&SpherePoint::new(a), &SpherePoint::new(b))
+            else {
+                continue;
+            };
+            answered += 1;
+            let exact = bearing(Space::Wgs84, a, b);
+            let diff = (approx - exact).rem_euclid(360.0);
+            let err = diff.min(360.0 - diff);
+            worst = worst.max(err);
+            assert!(err < BEARING_ERROR_DEG / 2.0, "#{i} {a:?} {b:?}: {approx} vs {exact}");
+        }
+        assert!(answered > 150_000, "{answered}");
+        assert!(worst > 0.01, "the cases reach the flattening's effect: {worst}");
     }
 
     #[test]

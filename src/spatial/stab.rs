@@ -28,7 +28,8 @@ use rustc_hash::FxHashMap;
 use super::bounds::equivalent_lons;
 #[cfg(test)]
 use super::zone::Shape;
-use super::zone::{valid_point, Zone};
+use super::metric::SpherePoint;
+use super::zone::{valid_point, Probe, Zone};
 use crate::event::{Point, Space};
 
 /// Node sizes of the zone tree. Wider nodes than rstar's default (6) make the tree
@@ -73,12 +74,29 @@ impl PointDistance for Leaf {
     }
 }
 
-/// A zone held by the index, with the boxes it has in the tree.
+/// A zone held by the index, with the boxes it has in the tree and its centre's
+/// trigonometry on WGS84.
 #[derive(Clone, Debug)]
 struct Slot {
     id: usize,
     zone: Zone,
     boxes: Vec<Rect<f64>>,
+    centre: Option<SpherePoint>,
+}
+
+impl Slot {
+    fn new(space: Space, id: usize, zone: Zone, boxes: Vec<Rect<f64>>) -> Slot {
+        Slot {
+            id,
+            centre: zone.centre(space),
+            zone,
+            boxes,
+        }
+    }
+
+    fn contains(&self, space: Space, probe: &mut Probe) -> bool {
+        self.zone.contains_probe(space, probe, self.centre.as_ref())
+    }
 }
 
 /// A set of zones, each under a caller's id (such as `model::ZoneId`), indexed for
@@ -187,7 +205,7 @@ impl ZoneIndex {
                 }
             };
             index.by_id.insert(id, slot);
-            index.slots[slot] = Some(Slot { id, zone, boxes });
+            index.slots[slot] = Some(Slot::new(space, id, zone, boxes));
         }
         let leaves: Vec<Leaf> = index
             .slots
@@ -228,7 +246,7 @@ impl ZoneIndex {
         }
         self.by_id.insert(id, slot);
         if let Some(s) = self.slots.get_mut(slot) {
-            *s = Some(Slot { id, zone, boxes });
+            *s = Some(Slot::new(self.space, id, zone, boxes));
         }
         old
     }
@@ -259,10 +277,11 @@ impl ZoneIndex {
         if !valid_point(space, p) {
             return;
         }
+        let mut probe = Probe::new(p);
         let mut visit = |x: f64| {
             let _ = self.tree.locate_all_at_point_int(&key(x, p.y), |leaf| {
                 if let Some(Some(s)) = self.slots.get(leaf.slot as usize) {
-                    if s.zone.contains(space, p) {
+                    if s.contains(space, &mut probe) {
                         out.push(s.id);
                     }
                 }
@@ -288,8 +307,9 @@ impl ZoneIndex {
     pub(crate) fn stab_linear(&self, p: Point, out: &mut Vec<usize>) {
         let space = self.space;
         out.clear();
+        let mut probe = Probe::new(p);
         for s in self.slots.iter().flatten() {
-            if s.zone.contains(space, p) {
+            if s.contains(space, &mut probe) {
                 out.push(s.id);
             }
         }

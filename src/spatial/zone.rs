@@ -16,7 +16,10 @@ use geo::{
 
 use super::bounds::{geo_circle_boxes, hull, pad, planar_slack, reach, Boxes};
 use super::geoline::{self, GeoLine};
-use super::metric::{bearing, norm360, within_distance};
+use super::metric::{
+    approximate_bearing, bearing, norm360, within_distance, within_distance_sphere, SpherePoint,
+    BEARING_ERROR_DEG,
+};
 use crate::event::{Point, Space};
 
 /// The geometry of a zone. Boundaries count as inside.
@@ -88,6 +91,35 @@ fn in_arc(from_deg: f64, to_deg: f64, b: f64) -> bool {
     }
 }
 
+/// Is bearing `b` more than `margin` degrees from both edges of the arc from
+/// `from_deg` to `to_deg`, so that any bearing within `margin` of it lies on the
+/// same side of the arc?
+fn clear_of_edges(from_deg: f64, to_deg: f64, b: f64, margin: f64) -> bool {
+    let apart = |e: f64| {
+        let d = (b - e).rem_euclid(360.0);
+        d.min(360.0 - d)
+    };
+    apart(from_deg) > margin && apart(to_deg) > margin
+}
+
+/// A point tested against many zones: its WGS84 trigonometry is computed on first
+/// need, once.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Probe {
+    at: Point,
+    sphere: Option<SpherePoint>,
+}
+
+impl Probe {
+    pub(crate) fn new(at: Point) -> Probe {
+        Probe { at, sphere: None }
+    }
+
+    fn sphere(&mut self) -> SpherePoint {
+        *self.sphere.get_or_insert_with(|| SpherePoint::new(self.at))
+    }
+}
+
 /// The bounding box of a planar sector: its centre, the ends of its arc and the
 /// compass points the arc passes.
 fn planar_sector_box(center: Point, radius: f64, from_deg: f64, to_deg: f64) -> Rect<f64> {
@@ -124,10 +156,38 @@ fn planar_sector_box(center: Point, radius: f64, from_deg: f64, to_deg: f64) -> 
 impl Zone {
     /// Does the zone contain `p` (boundary included)? A point that is not a valid
     /// location (see [`valid_point`]) is in no zone.
+    #[cfg_attr(not(test), allow(dead_code))] // the index tests with its kept centres
     pub(crate) fn contains(&self, space: Space, p: Point) -> bool {
+        self.contains_probe(space, &mut Probe::new(p), self.centre(space).as_ref())
+    }
+
+    /// The centre of a circle or sector on WGS84, with its trigonometry, for
+    /// [`contains_probe`](Zone::contains_probe).
+    pub(crate) fn centre(&self, space: Space) -> Option<SpherePoint> {
+        match (&self.shape, space) {
+            (Shape::Circle { center, .. } | Shape::Sector { center, .. }, Space::Wgs84) => {
+                Some(SpherePoint::new(*center))
+            }
+            _ => None,
+        }
+    }
+
+    /// [`contains`](Zone::contains) for a point tested against many zones; `centre` is
+    /// what [`centre`](Zone::centre) gives, kept with the zone.
+    pub(crate) fn contains_probe(
+        &self,
+        space: Space,
+        probe: &mut Probe,
+        centre: Option<&SpherePoint>,
+    ) -> bool {
+        let p = probe.at;
         if !valid_point(space, p) {
             return false;
         }
+        let within = |probe: &mut Probe, center: Point, radius: f64| match (space, centre) {
+            (Space::Wgs84, Some(c)) => within_distance_sphere(c, &probe.sphere(), radius),
+            _ => within_distance(space, center, p, radius),
+        };
         match &self.shape {
             Shape::Polygon(poly) => poly.intersects(&p),
             Shape::MultiPolygon(mp) => mp.0.iter().any(|poly| poly.intersects(&p)),
@@ -135,20 +195,27 @@ impl Zone {
                 let (lo, hi) = (r.min(), r.max());
                 lo.x <= p.x && p.x <= hi.x && lo.y <= p.y && p.y <= hi.y
             }
-            Shape::Circle { center, radius } => within_distance(space, *center, p, *radius),
+            Shape::Circle { center, radius } => within(probe, *center, *radius),
             Shape::Sector {
                 center,
                 radius,
                 from_deg,
                 to_deg,
             } => {
-                if !within_distance(space, *center, p, *radius) {
+                if !within(probe, *center, *radius) {
                     return false;
                 }
                 if *center == p {
                     return true;
                 }
-                in_arc(*from_deg, *to_deg, bearing(space, *center, p))
+                // On WGS84 the geodesic azimuth is needed only near the arc's edges.
+                let approx = match (space, centre) {
+                    (Space::Wgs84, Some(c)) => approximate_bearing(c, &probe.sphere())
+                        .filter(|&b| clear_of_edges(*from_deg, *to_deg, b, BEARING_ERROR_DEG)),
+                    _ => None,
+                };
+                let b = approx.unwrap_or_else(|| bearing(space, *center, p));
+                in_arc(*from_deg, *to_deg, b)
             }
             Shape::Line {
                 line,
