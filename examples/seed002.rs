@@ -9,11 +9,12 @@
 //! of three alternating runs each, and prints one table row per cell. Detections are checked equal between the two.
 //!
 //! ```text
-//! cargo run --release --example seed002 [-- DURATION_S [RULES OBJECTS]]
+//! cargo run --release --example seed002 [-- [--tree-only] [DURATION_S [RULES OBJECTS]]]
 //! ```
 //!
 //! With `RULES OBJECTS`, only the cells of that rule set and number of objects run
-//! (both mixes), which is what a profiler wants.
+//! (both mixes); with `--tree-only`, only the R*-tree runs (the scan column is
+//! empty): what a profiler wants.
 
 use std::fmt::Write as _;
 use std::time::Instant;
@@ -154,12 +155,15 @@ fn run(net: &Net, events: &[Event], zone_index: bool) -> (f64, usize) {
 }
 
 fn main() {
-    let duration: f64 = std::env::args()
-        .nth(1)
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let tree_only = args.iter().any(|a| a == "--tree-only");
+    let mut numbers = args.iter().filter(|a| !a.starts_with("--"));
+    let duration: f64 = numbers
+        .next()
         .and_then(|s| s.parse().ok())
         .unwrap_or(60.0);
     let only: Option<(usize, usize)> = {
-        let mut rest = std::env::args().skip(2).map(|s| s.parse().ok());
+        let mut rest = numbers.map(|s| s.parse().ok());
         match (rest.next().flatten(), rest.next().flatten()) {
             (Some(r), Some(o)) => Some((r, o)),
             _ => None,
@@ -167,8 +171,8 @@ fn main() {
     };
     println!("Each cell: the targets' reports over {duration} s (own ship included), times in ms.");
     println!();
-    println!("| rules | objects | mix | events | ccpn, R*-tree | ccpn, every zone | detections | paper: indexed Rete | paper: original |");
-    println!("|---|---|---|---|---|---|---|---|---|");
+    println!("| rules | objects | mix | events | ccpn, R*-tree | ccpn, every zone | detections | paper: indexed Rete | paper: original (Drools) | Drools ÷ ccpn |");
+    println!("|---|---|---|---|---|---|---|---|---|---|");
     for mix in [targets::Mix::Uniform, targets::Mix::NonUniform] {
         for objects in [500, 2500, 4500] {
             if only.is_some_and(|(_, o)| o != objects) {
@@ -196,26 +200,39 @@ fn main() {
                     let (ms, n) = run(&net, &events, true);
                     tree_ms = tree_ms.min(ms);
                     found = n;
-                    let (ms, n) = if std::env::var_os("TREE_ONLY").is_some() { (0.0, found) } else { run(&net, &events, false) };
+                    if tree_only {
+                        continue;
+                    }
+                    let (ms, n) = run(&net, &events, false);
                     scan_ms = scan_ms.min(ms);
                     assert_eq!(found, n, "the index changes no detection");
                 }
                 let paper = TABLE_4
                     .iter()
                     .find(|p| p.0 == rules && p.1 == objects && mix == targets::Mix::Uniform)
-                    .map_or(("—".to_owned(), "—".to_owned()), |p| {
-                        (p.2.to_string(), p.3.to_string())
+                    .map_or(("—".to_owned(), "—".to_owned(), "—".to_owned()), |p| {
+                        (
+                            p.2.to_string(),
+                            p.3.to_string(),
+                            format!("{:.0}", f64::from(p.3) / tree_ms),
+                        )
                     });
                 let mix_name = if mix == targets::Mix::Uniform {
                     "uniform"
                 } else {
                     "60/20/20"
                 };
+                let scan = if tree_only {
+                    "—".to_owned()
+                } else {
+                    format!("{scan_ms:.1}")
+                };
                 println!(
-                    "| {rules} | {objects} | {mix_name} | {} | {tree_ms:.1} | {scan_ms:.1} | {found} | {} | {} |",
+                    "| {rules} | {objects} | {mix_name} | {} | {tree_ms:.1} | {scan} | {found} | {} | {} | {} |",
                     events.len(),
                     paper.0,
-                    paper.1
+                    paper.1,
+                    paper.2
                 );
             }
         }

@@ -74,7 +74,8 @@ impl SpherePoint {
     /// the latitude on Bessel's auxiliary sphere, where geodesics keep their azimuths.
     fn reduced(&self) -> (f64, f64) {
         let (s, c) = ((1.0 - WGS84_F) * self.sin_lat, self.cos_lat);
-        let h = s.hypot(c);
+        // Both within [-1, 1]: no overflow for `hypot` to guard against.
+        let h = (s * s + c * c).sqrt();
         (s / h, c / h)
     }
 }
