@@ -147,8 +147,7 @@ fn run(net: &Net, events: &[Event], zone_index: bool) -> (f64, usize) {
     let mut out = Vec::new();
     let start = Instant::now();
     for e in events {
-        d.push_into(e, &mut out)
-            .expect("generated in time order");
+        d.push_into(e, &mut out).expect("generated in time order");
     }
     out.extend(d.finish());
     (start.elapsed().as_secs_f64() * 1e3, out.len())
@@ -158,10 +157,7 @@ fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let tree_only = args.iter().any(|a| a == "--tree-only");
     let mut numbers = args.iter().filter(|a| !a.starts_with("--"));
-    let duration: f64 = numbers
-        .next()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(60.0);
+    let duration: f64 = numbers.next().and_then(|s| s.parse().ok()).unwrap_or(60.0);
     let only: Option<(usize, usize)> = {
         let mut rest = numbers.map(|s| s.parse().ok());
         match (rest.next().flatten(), rest.next().flatten()) {
@@ -210,13 +206,16 @@ fn main() {
                 let paper = TABLE_4
                     .iter()
                     .find(|p| p.0 == rules && p.1 == objects && mix == targets::Mix::Uniform)
-                    .map_or(("—".to_owned(), "—".to_owned(), "—".to_owned()), |p| {
-                        (
-                            p.2.to_string(),
-                            p.3.to_string(),
-                            format!("{:.0}", f64::from(p.3) / tree_ms),
-                        )
-                    });
+                    .map_or(
+                        ("—".to_owned(), "—".to_owned(), "—".to_owned()),
+                        |p| {
+                            (
+                                p.2.to_string(),
+                                p.3.to_string(),
+                                format!("{:.0}", f64::from(p.3) / tree_ms),
+                            )
+                        },
+                    );
                 let mix_name = if mix == targets::Mix::Uniform {
                     "uniform"
                 } else {

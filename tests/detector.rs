@@ -254,3 +254,90 @@ fn wgs84_dist_finds_exactly_the_pairs_a_scan_finds() {
     assert!(want.len() > 1000, "{} pairs", want.len());
     assert_eq!(got, want);
 }
+
+/// Atomic events of one type are reached through a hash on the value their filters
+/// require (`kind == "…"`); wrapping each requirement in `||` hides it from the hash.
+/// Both nets must report the same detections in the same order, whatever the events
+/// carry: the value, another value, another type, or no such attribute.
+#[test]
+fn atomics_found_by_a_required_value_match_as_every_filter_tested() {
+    use rand::{Rng, SeedableRng};
+    let filters = [
+        r#"kind == "vessel" && iff == "foe""#,
+        r#"kind == "vessel""#,
+        r#"kind == "aircraft" && speed > 50"#,
+        r#"speed > 20"#,
+        r#"kind == "submarine" && kind == "vessel""#,
+        r#"iff == "friend" && kind == "aircraft""#,
+    ];
+    let make = |hidden: bool| {
+        let mut events = String::new();
+        for (i, f) in filters.iter().enumerate() {
+            let f = if hidden {
+                // `x == v` as `(x == v || x == v)`: the same test, not a requirement.
+                f.split(" && ")
+                    .map(|c| format!("({c} || {c})"))
+                    .collect::<Vec<_>>()
+                    .join(" && ")
+            } else {
+                (*f).to_owned()
+            };
+            events.push_str(&format!("\"a{i}\": Atomic(type: \"track\", when: {f:?}), "));
+        }
+        events.push_str(r#""pair": Seq(of: ["a1", "a3"], within: 5.0), "#);
+        let outputs = (0..filters.len())
+            .map(|i| format!("\"a{i}\""))
+            .chain(["\"pair\"".to_owned()])
+            .collect::<Vec<_>>()
+            .join(", ");
+        net(&events, &outputs)
+    };
+    let (hashed, tested) = (make(false), make(true));
+    let mut rng = rand::rngs::SmallRng::seed_from_u64(4);
+    let kinds = ["vessel", "aircraft", "submarine", "ship"];
+    let mut events = Vec::new();
+    for i in 0..3_000i64 {
+        let mut e = Event::new(
+            i,
+            if rng.random_bool(0.9) {
+                "track"
+            } else {
+                "other"
+            },
+            t(i as f64 * 0.5),
+        );
+        match rng.random_range(0..6) {
+            0 => {}
+            1 => e = e.with("kind", 7.0),
+            _ => e = e.with("kind", kinds[rng.random_range(0..kinds.len())]),
+        }
+        if rng.random_bool(0.8) {
+            e = e.with(
+                "iff",
+                if rng.random_bool(0.5) {
+                    "foe"
+                } else {
+                    "friend"
+                },
+            );
+        }
+        e = e.with("speed", rng.random_range(0.0..100.0));
+        events.push(e);
+    }
+    let run = |n: &Net| {
+        let mut d = Detector::new(n);
+        let mut out = Vec::new();
+        for e in &events {
+            for found in d.push(e.clone()).expect("in order") {
+                out.push((
+                    found.event.to_string(),
+                    found.ids().cloned().collect::<Vec<_>>(),
+                ));
+            }
+        }
+        out
+    };
+    let (a, b) = (run(&hashed), run(&tested));
+    assert!(a.len() > 1_000, "{}", a.len());
+    assert_eq!(a, b);
+}

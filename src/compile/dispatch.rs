@@ -43,12 +43,13 @@ impl Dispatch {
                 None => counts.push((a, 1)),
             }
         }
-        let best = counts
-            .iter()
-            .fold(None, |best: Option<(&Arc<str>, usize)>, &(a, n)| match best {
+        let best = counts.iter().fold(
+            None,
+            |best: Option<(&Arc<str>, usize)>, &(a, n)| match best {
                 Some((_, m)) if m >= n => best,
                 _ => Some((a, n)),
-            });
+            },
+        );
         let Some((key, n)) = best.filter(|&(_, n)| n >= 2) else {
             return Dispatch {
                 always: atomics.iter().map(|&(id, _)| id).collect(),

@@ -402,7 +402,9 @@ impl Detector {
         let tok = Token::atomic(step, Arc::new(Term::new(event, &net.model.key_attrs)));
         // The atomic components read the type's source place first: fire them here
         // rather than through the step's inbox (their consumers all come later).
-        atomics.each(&tok.term, |id| self.fire(id, step, |u, cx| u.fire(0, &tok, cx)));
+        atomics.each(&tok.term, |id| {
+            self.fire(id, step, |u, cx| u.fire(0, &tok, cx))
+        });
         self.run_step(step, out);
         Ok(())
     }

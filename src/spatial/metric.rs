@@ -219,7 +219,11 @@ mod tests {
             let d = distance(Space::Wgs84, a, b);
             let (sa, sb) = (SpherePoint::new(a), SpherePoint::new(b));
             for max in [d * 0.9, d * 0.995, d, d * 1.005, d * 1.1, 1.0, 1e7] {
-                assert_eq!(within_distance_sphere(&sa, &sb, max), d <= max, "{a:?} {b:?} {max}");
+                assert_eq!(
+                    within_distance_sphere(&sa, &sb, max),
+                    d <= max,
+                    "{a:?} {b:?} {max}"
+                );
             }
         }
     }
@@ -255,10 +259,16 @@ mod tests {
             let diff = (approx - exact).rem_euclid(360.0);
             let err = diff.min(360.0 - diff);
             worst = worst.max(err);
-            assert!(err < BEARING_ERROR_DEG / 2.0, "#{i} {a:?} {b:?}: {approx} vs {exact}");
+            assert!(
+                err < BEARING_ERROR_DEG / 2.0,
+                "#{i} {a:?} {b:?}: {approx} vs {exact}"
+            );
         }
         assert!(answered > 150_000, "{answered}");
-        assert!(worst > 0.01, "the cases reach the flattening's effect: {worst}");
+        assert!(
+            worst > 0.01,
+            "the cases reach the flattening's effect: {worst}"
+        );
     }
 
     #[test]

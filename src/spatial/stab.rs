@@ -26,9 +26,9 @@ use rstar::{
 use rustc_hash::FxHashMap;
 
 use super::bounds::equivalent_lons;
+use super::metric::SpherePoint;
 #[cfg(test)]
 use super::zone::Shape;
-use super::metric::SpherePoint;
 use super::zone::{valid_point, Probe, Zone};
 use crate::event::{Point, Space};
 
