@@ -6,7 +6,7 @@
 //! 2,500, 4,500; uniform or 60/20/20 mix), it generates the targets' reports over
 //! `DURATION` seconds with `examples/common/targets.rs`, then times the detector over
 //! them with the zone R*-tree and with every zone tested (`zone_index: false`), best
-//! of three alternating runs each, and prints one table row per cell. Detections are checked equal between the two.
+//! of five alternating runs each, and prints one table row per cell. Detections are checked equal between the two.
 //!
 //! ```text
 //! cargo run --release --example seed002 [-- [--tree-only] [DURATION_S [RULES OBJECTS]]]
@@ -188,11 +188,11 @@ fn main() {
                     .iter()
                     .map(|l| parser.parse(l.as_bytes()).expect("generated line"))
                     .collect();
-                // Best of three runs of each, alternating: the first run of a cell pays
+                // Best of five runs of each, alternating: the first run of a cell pays
                 // for warming the allocator and caches, whichever mode it is.
                 let (mut tree_ms, mut scan_ms) = (f64::INFINITY, f64::INFINITY);
                 let mut found = 0;
-                for _ in 0..3 {
+                for _ in 0..5 {
                     let (ms, n) = run(&net, &events, true);
                     tree_ms = tree_ms.min(ms);
                     found = n;

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use super::token::{Extra, Member, Term, Token};
+use super::token::{Extra, Member, Members, Term, Token};
 use crate::event::{Event, Id, Point, Timestamp};
 use crate::spatial::Zone;
 
@@ -51,7 +51,7 @@ impl Detection {
             time_text: time_text(&tok.term, tok.end),
             start: tok.start,
             location: tok.term.location,
-            members: tok.members.clone(),
+            members: tok.members_list(),
             detail: detail(tok.extra, zones),
         }
     }
@@ -72,13 +72,19 @@ impl Detection {
             extra,
             ..
         } = tok;
+        let time_text = time_text(&term, end);
+        let location = term.location;
+        let members = match members {
+            Members::One(seq) => Arc::new([Member { seq, event: term }]),
+            Members::Many(ms) => ms,
+        };
         Detection {
             event,
             seq,
             time: end,
-            time_text: time_text(&term, end),
+            time_text,
             start,
-            location: term.location,
+            location,
             members,
             detail: detail(extra, zones),
         }

@@ -8,8 +8,9 @@
 //! tables come first so that decoding can rebuild the shared values before the state
 //! that refers to them.
 //!
-//! Tokens hold their terminator (`Arc<Term>`) and constituents (`Arc<[Member]>`) by
-//! shared pointer. Their serde implementations ([`term`], [`members`]) look the value
+//! Tokens hold their terminator (`Arc<Term>`) and constituents (`Arc<[Member]>`, or
+//! the terminator alone) by shared pointer. Their serde implementations ([`term`],
+//! [`members`], [`constituents`]) look the value
 //! up in the table of the snapshot being written or read, which lives in a
 //! thread-local for the length of one [`encode`] or [`decode`] call.
 
@@ -20,13 +21,14 @@ use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use super::token::{Member, Term};
+use super::token::{Member, Members, Term};
 use crate::event::Event;
 
 /// The first bytes of every snapshot.
 const MAGIC: &[u8; 8] = b"CCPNSNAP";
-/// The layout of the state: bumped whenever it changes.
-pub(crate) const VERSION: u32 = 1;
+/// The layout of the state: bumped whenever it changes (2: a token of one constituent
+/// refers to its terminator rather than to a constituent list).
+pub(crate) const VERSION: u32 = 2;
 
 /// A snapshot could not be restored.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -239,6 +241,34 @@ pub(crate) mod members {
                 .as_ref()
                 .and_then(|t| t.members.get(n as usize).cloned())
                 .ok_or_else(|| de::Error::custom(format!("no constituent list number {n}")))
+        })
+    }
+}
+
+/// Serde for a token's [`Members`]: the processing number of a sole terminator, or
+/// the number of a constituent list in the snapshot's table.
+pub(crate) mod constituents {
+    use super::*;
+    use serde::{Deserializer, Serializer};
+
+    #[derive(Serialize, Deserialize)]
+    enum Form {
+        One(u64),
+        Many(#[serde(with = "super::members")] Arc<[Member]>),
+    }
+
+    pub(crate) fn serialize<S: Serializer>(ms: &Members, s: S) -> Result<S::Ok, S::Error> {
+        match ms {
+            Members::One(seq) => Form::One(*seq),
+            Members::Many(list) => Form::Many(list.clone()),
+        }
+        .serialize(s)
+    }
+
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Members, D::Error> {
+        Ok(match Form::deserialize(d)? {
+            Form::One(seq) => Members::One(seq),
+            Form::Many(list) => Members::Many(list),
         })
     }
 }

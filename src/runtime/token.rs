@@ -60,6 +60,17 @@ pub(crate) struct Member {
     pub(crate) event: Arc<Term>,
 }
 
+/// A token's atomic constituents: the terminator alone (an atomic occurrence, or one
+/// passed on unchanged) without an allocation, or a list shared by every token that
+/// carries it.
+#[derive(Clone, Debug)]
+pub(crate) enum Members {
+    /// Only the token's terminator, processed as step `seq`.
+    One(u64),
+    /// Sorted by `seq`, without repeats.
+    Many(Arc<[Member]>),
+}
+
 /// A token: one occurrence of an event of the net, coloured with its interval,
 /// its terminator (whose location, attributes and time form it carries), and its
 /// atomic constituents.
@@ -78,26 +89,58 @@ pub(crate) struct Token {
     #[serde(with = "super::snapshot::term")]
     pub(crate) term: Arc<Term>,
     /// Constituents, sorted by `seq`, without repeats.
-    #[serde(with = "super::snapshot::members")]
-    pub(crate) members: Arc<[Member]>,
+    #[serde(with = "super::snapshot::constituents")]
+    pub(crate) members: Members,
     pub(crate) extra: Extra,
 }
 
 impl Token {
     /// The token of an atomic event processed as step `seq`.
     pub(crate) fn atomic(seq: u64, event: Arc<Term>) -> Token {
-        let member = Member {
-            seq,
-            event: event.clone(),
-        };
         Token {
             start: event.time,
             end: event.time,
             cause: seq,
             serial: 0,
             term: event,
-            members: Arc::new([member]),
+            members: Members::One(seq),
             extra: Extra::None,
+        }
+    }
+
+    /// The only constituent, if there is one.
+    pub(crate) fn sole_member(&self) -> Option<Member> {
+        match &self.members {
+            Members::One(seq) => Some(Member {
+                seq: *seq,
+                event: self.term.clone(),
+            }),
+            Members::Many(ms) => match &**ms {
+                [m] => Some(m.clone()),
+                _ => None,
+            },
+        }
+    }
+
+    /// Appends the constituents to `out`, in order.
+    pub(crate) fn extend_members(&self, out: &mut Vec<Member>) {
+        match &self.members {
+            Members::One(seq) => out.push(Member {
+                seq: *seq,
+                event: self.term.clone(),
+            }),
+            Members::Many(ms) => out.extend(ms.iter().cloned()),
+        }
+    }
+
+    /// The constituents as a shared list (made for a token of one constituent).
+    pub(crate) fn members_list(&self) -> Arc<[Member]> {
+        match &self.members {
+            Members::One(seq) => Arc::new([Member {
+                seq: *seq,
+                event: self.term.clone(),
+            }]),
+            Members::Many(ms) => ms.clone(),
         }
     }
 
@@ -118,19 +161,19 @@ impl Token {
             scratch.clear();
             for x in xs {
                 start = start.min(x.start);
-                scratch.extend(x.members.iter().cloned());
+                x.extend_members(scratch);
             }
             if scratch.is_empty() {
                 return y.members.clone();
             }
-            scratch.extend(y.members.iter().cloned());
+            y.extend_members(scratch);
             // Often already in order (operands in processing order, disjoint): then
             // there is nothing to sort or remove. Equal `seq`s are one atomic event.
             if !scratch.is_sorted_by(|a, b| a.seq < b.seq) {
                 scratch.sort_by_key(|m| m.seq);
                 scratch.dedup_by_key(|m| m.seq);
             }
-            scratch.drain(..).collect::<Arc<[Member]>>()
+            Members::Many(scratch.drain(..).collect::<Arc<[Member]>>())
         });
         Token {
             start,

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use smallvec::SmallVec;
 
 use super::super::place::Budget;
-use super::super::token::{Extra, KeyVal, Member, Token};
+use super::super::token::{Extra, KeyVal, Member, Members, Token};
 use super::Cx;
 use crate::count::{CountIndex, Matches, Rule};
 use crate::event::{Space, Timestamp};
@@ -53,9 +53,9 @@ impl Held {
         Held {
             start: tok.start,
             end: tok.end,
-            constituents: match &*tok.members {
-                [m] => Constituents::One(m.clone()),
-                _ => Constituents::Many(tok.members.clone()),
+            constituents: match tok.sole_member() {
+                Some(m) => Constituents::One(m),
+                None => Constituents::Many(tok.members_list()),
             },
         }
     }
@@ -185,7 +185,8 @@ impl CountShared {
             let mut start = y.start;
             // Atomic members inserted in processing order, the usual case: the
             // constituents are the members' own, in order, and go straight into place.
-            let mut simple = y.members.len() == 1;
+            let y_sole = y.sole_member();
+            let mut simple = y_sole.is_some();
             let mut last = None;
             for &n in xs {
                 let x = x(n);
@@ -195,32 +196,34 @@ impl CountShared {
                     _ => simple = false,
                 }
             }
-            let constituents: Arc<[Member]> = if simple && last < Some(y.members[0].seq) {
-                let one = |n: u64| match &x(n).constituents {
-                    Constituents::One(m) => m.clone(),
-                    Constituents::Many(_) => unreachable!("checked above"),
-                };
-                let ym = y.members[0].clone();
-                match *xs {
-                    [a] => Arc::new([one(a), ym]),
-                    [a, b] => Arc::new([one(a), one(b), ym]),
-                    [a, b, c] => Arc::new([one(a), one(b), one(c), ym]),
-                    _ => xs.iter().map(|&n| one(n)).chain([ym]).collect(),
-                }
-            } else {
-                scratch.clear();
-                for &n in xs {
-                    match &x(n).constituents {
-                        Constituents::One(m) => scratch.push(m.clone()),
-                        Constituents::Many(ms) => scratch.extend(ms.iter().cloned()),
+            let constituents: Arc<[Member]> = match y_sole {
+                Some(ym) if simple && last < Some(ym.seq) => {
+                    let one = |n: u64| match &x(n).constituents {
+                        Constituents::One(m) => m.clone(),
+                        Constituents::Many(_) => unreachable!("checked above"),
+                    };
+                    match *xs {
+                        [a] => Arc::new([one(a), ym]),
+                        [a, b] => Arc::new([one(a), one(b), ym]),
+                        [a, b, c] => Arc::new([one(a), one(b), one(c), ym]),
+                        _ => xs.iter().map(|&n| one(n)).chain([ym]).collect(),
                     }
                 }
-                scratch.extend(y.members.iter().cloned());
-                if !scratch.is_sorted_by(|a, b| a.seq < b.seq) {
-                    scratch.sort_by_key(|m| m.seq);
-                    scratch.dedup_by_key(|m| m.seq);
+                _ => {
+                    scratch.clear();
+                    for &n in xs {
+                        match &x(n).constituents {
+                            Constituents::One(m) => scratch.push(m.clone()),
+                            Constituents::Many(ms) => scratch.extend(ms.iter().cloned()),
+                        }
+                    }
+                    y.extend_members(scratch);
+                    if !scratch.is_sorted_by(|a, b| a.seq < b.seq) {
+                        scratch.sort_by_key(|m| m.seq);
+                        scratch.dedup_by_key(|m| m.seq);
+                    }
+                    scratch.drain(..).collect()
                 }
-                scratch.drain(..).collect()
             };
             out.push(Token {
                 start,
@@ -228,7 +231,7 @@ impl CountShared {
                 cause: y.cause,
                 serial: 0,
                 term: y.term.clone(),
-                members: constituents,
+                members: Members::Many(constituents),
                 extra: Extra::None,
             });
         }
