@@ -23,9 +23,12 @@ pub(crate) struct Dispatch {
     /// Components every event of the type reaches, in topological order.
     always: Vec<usize>,
     /// The attribute whose value selects the other components, and the components
-    /// filed under each value, in topological order.
-    by_value: Option<(Arc<str>, FxHashMap<Arc<str>, Vec<usize>>)>,
+    /// filed under each value.
+    by_value: Option<(Arc<str>, ByValue)>,
 }
+
+/// Components by the text value they require, each list in topological order.
+type ByValue = FxHashMap<Arc<str>, Vec<usize>>;
 
 impl Dispatch {
     /// The dispatch of the atomic components `atomics` (component id and `when`, in
@@ -58,7 +61,7 @@ impl Dispatch {
         };
         debug_assert!(n >= 2);
         let mut always = Vec::new();
-        let mut by_value: FxHashMap<Arc<str>, Vec<usize>> = FxHashMap::default();
+        let mut by_value = ByValue::default();
         for (&(id, _), req) in atomics.iter().zip(&required) {
             // A filter requiring two different values of the key matches nothing; it
             // is filed under the first, where its own test still refuses every event.
