@@ -35,10 +35,14 @@ pub(crate) struct Term {
 impl Term {
     /// Wraps `event`, reading its values of `key_attrs`.
     pub(crate) fn new(event: Event, key_attrs: &[Arc<str>]) -> Term {
-        let keys = key_attrs
-            .iter()
-            .map(|a| event.attr(a).map(KeyVal::from))
-            .collect();
+        let keys = if key_attrs.is_empty() {
+            SmallVec::new()
+        } else {
+            key_attrs
+                .iter()
+                .map(|a| event.attr(a).map(KeyVal::from))
+                .collect()
+        };
         Term { event, keys }
     }
 }

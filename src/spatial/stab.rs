@@ -290,6 +290,8 @@ impl ZoneIndex {
         };
         match space {
             Space::Planar => visit(p.x),
+            // Strictly inside (-180, 180): the longitude is its only equivalent.
+            Space::Wgs84 if p.x > -180.0 && p.x < 180.0 => visit(p.x),
             Space::Wgs84 => {
                 for x in equivalent_lons(p.x) {
                     visit(x);
