@@ -146,7 +146,7 @@ impl Grid {
     fn cell_of(&self, v: f64) -> i64 {
         match self.side {
             // Saturating: huge coordinates share the extreme cells, which stays correct.
-            Some(s) => (v / s).floor() as i64,
+            Some(s) => crate::spatial::floor_to_i64(v / s),
             None => 0,
         }
     }

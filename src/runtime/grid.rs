@@ -60,7 +60,7 @@ impl GridPlace {
     }
 
     fn cell(&self, p: Point) -> Cell {
-        let at = |v: f64| (v / self.side).floor() as i64;
+        let at = |v: f64| crate::spatial::floor_to_i64(v / self.side);
         match self.space {
             Space::Planar => (at(p.x), at(p.y), 0),
             Space::Wgs84 => {

@@ -155,6 +155,18 @@ pub(crate) fn within_distance(space: Space, a: Point, b: Point, max: f64) -> boo
     }
 }
 
+/// `x.floor() as i64` (saturating, NaN to 0) without a call to `floor`, which x86-64
+/// without SSE4.1 makes a library call: grids compute several cells per event.
+#[inline]
+pub(crate) fn floor_to_i64(x: f64) -> i64 {
+    let t = x as i64;
+    if (t as f64) > x {
+        t.saturating_sub(1)
+    } else {
+        t
+    }
+}
+
 /// The bearing from `from` to `to` in degrees clockwise from north, in `[0, 360)`.
 pub(crate) fn bearing(space: Space, from: Point, to: Point) -> f64 {
     let deg = match space {
@@ -269,6 +281,36 @@ mod tests {
             worst > 0.01,
             "the cases reach the flattening's effect: {worst}"
         );
+    }
+
+    #[test]
+    fn floor_to_i64_is_floor_as_i64() {
+        let mut xs = vec![
+            0.0,
+            -0.0,
+            0.5,
+            -0.5,
+            1.0,
+            -1.0,
+            2.999_999,
+            -2.000_001,
+            f64::NAN,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            9.3e18,
+            -9.3e18,
+            9_007_199_254_740_993.0,
+            -4_503_599_627_370_495.5,
+            f64::MIN_POSITIVE,
+            -f64::MIN_POSITIVE,
+        ];
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand::rngs::SmallRng::seed_from_u64(1);
+        xs.extend((0..10_000).map(|_| rng.random_range(-1e6..1e6)));
+        xs.extend((0..10_000).map(|_| rng.random_range(-1e19..1e19)));
+        for x in xs {
+            assert_eq!(floor_to_i64(x), x.floor() as i64, "{x}");
+        }
     }
 
     #[test]

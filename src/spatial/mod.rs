@@ -17,6 +17,6 @@ mod tests;
 
 pub(crate) use direction::{Dir, RelSet};
 pub(crate) use geoline::MAX_SEGMENT_M;
-pub(crate) use metric::{distance, within_distance};
+pub(crate) use metric::{distance, floor_to_i64, within_distance};
 pub(crate) use stab::ZoneIndex;
 pub(crate) use zone::{Shape, Zone};
