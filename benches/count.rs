@@ -40,18 +40,14 @@ mod event {
     pub(crate) use ccpn::{Point, Space, Timestamp};
 }
 
-/// What `count` reads from the crate's `spatial` module: the same distance.
+/// The crate's distances, compiled into this bench for `count`.
+#[allow(dead_code, unused_imports, unreachable_pub)]
+#[path = "../src/spatial/metric.rs"]
+mod metric;
+
+/// What `count` reads from the crate's `spatial` module.
 mod spatial {
-    use geo::{Distance, Euclidean, Geodesic, Point as GeoPoint};
-
-    use crate::event::{Point, Space};
-
-    pub(crate) fn distance(space: Space, a: Point, b: Point) -> f64 {
-        match space {
-            Space::Planar => Euclidean.distance(GeoPoint(a), GeoPoint(b)),
-            Space::Wgs84 => Geodesic.distance(GeoPoint(a), GeoPoint(b)),
-        }
-    }
+    pub(crate) use crate::metric::{distance, floor_to_i64};
 }
 
 use count::{CountIndex, Lookup, Matches, Rule};
