@@ -34,10 +34,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .unwrap_or(1_000_000);
     // Events parsed `batch` at a time just before they are pushed (as ccpn-run's
     // reader hands them over), or all before the clock starts (0, the default).
-    let batch: usize = args
-        .get(2)
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(0);
+    let batch: usize = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(0);
     // As ccpn-run does: events share one copy of each name the net reads.
     let parser = LineParser::json(net.space()).with_known_names(net.names_read());
     let mut gen = stream::Gen::uniform(7);

@@ -24,9 +24,30 @@ fn zone(i: usize, shape: Shape) -> Zone {
 }
 
 /// Does `z` contain `p`? As [`Zone::contains`], except that a WGS84 line measures
-/// every segment, so that the boxes `contains` skips segments by are tested too.
+/// every segment, so that the boxes `contains` skips segments by are tested too, and
+/// WGS84 circles and sectors are decided by the geodesic alone (distance and initial
+/// azimuth), without the spherical estimates `contains` settles most points with.
 fn contains(space: Space, z: &Zone, p: Point) -> bool {
     match &z.shape {
+        Shape::Circle { center, radius } if space == Space::Wgs84 => {
+            super::zone::valid_point(space, p)
+                && super::metric::distance(space, *center, p) <= *radius
+        }
+        Shape::Sector {
+            center,
+            radius,
+            from_deg,
+            to_deg,
+        } if space == Space::Wgs84 => {
+            super::zone::valid_point(space, p)
+                && super::metric::distance(space, *center, p) <= *radius
+                && (*center == p
+                    || super::zone::in_arc(
+                        *from_deg,
+                        *to_deg,
+                        super::metric::bearing(space, *center, p),
+                    ))
+        }
         Shape::Line {
             line,
             half_width,
@@ -383,6 +404,17 @@ proptest! {
                     },
                 };
                 pts.push(offset(Space::Wgs84, c, deg, r * k));
+            }
+        }
+        // Points just either side of every sector's edges, where the bearing's
+        // spherical estimate gives way to the geodesic azimuth.
+        for z in zones.values() {
+            if let Shape::Sector { center, radius, from_deg, to_deg } = &z.shape {
+                for edge in [*from_deg, *to_deg] {
+                    for d in [-1.0, -0.55, -0.45, -0.2, -0.01, 0.01, 0.2, 0.45, 0.55, 1.0] {
+                        pts.push(offset(Space::Wgs84, *center, edge + d, radius * 0.6));
+                    }
+                }
             }
         }
         let points = probe_points(Space::Wgs84, &zones, &pts);

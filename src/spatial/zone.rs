@@ -80,7 +80,7 @@ pub(crate) fn valid_point(space: Space, p: Point) -> bool {
 }
 
 /// Does a sector from `from_deg` to `to_deg` hold bearing `b` (in [0, 360))?
-fn in_arc(from_deg: f64, to_deg: f64, b: f64) -> bool {
+pub(super) fn in_arc(from_deg: f64, to_deg: f64, b: f64) -> bool {
     let (from, to) = (norm360(from_deg), norm360(to_deg));
     if (to_deg - from_deg).abs() >= 360.0 {
         true
