@@ -197,7 +197,10 @@ pub enum LineError {
 
 /// Turns one input line into an [`Event`]. Built once per run.
 ///
-/// It holds no per-line state, so it can be shared by several threads.
+/// It holds no per-line state, so it can be shared by several threads. Short string
+/// values (up to 32 bytes) are shared between the events each thread reads, through
+/// a table of at most 4,096 values per thread: repeated values such as `"foe"` or a
+/// ship's name cost no allocation after the first.
 #[derive(Clone, Debug)]
 pub struct LineParser {
     /// The names of the location fields, in (x, y) order.
@@ -542,7 +545,7 @@ impl LineParser {
                     Scalar::I64(v) => Value::Num(v as f64),
                     Scalar::U64(v) => Value::Num(v as f64),
                     Scalar::F64(v) => Value::Num(v),
-                    Scalar::Str(s) => Value::Str(Arc::from(&*s)),
+                    Scalar::Str(s) => Value::Str(shared_value(&s)),
                     Scalar::Compound(got) => {
                         return Err(LineError::BadAttribute {
                             field: clip_name(name.as_str()),
@@ -590,6 +593,38 @@ impl LineParser {
             attrs: p.attrs,
         })
     }
+}
+
+/// String values at most this long are shared between the events that carry them.
+const SHARED_VALUE_LEN: usize = 32;
+/// At most this many distinct values are shared per reading thread; values first
+/// seen after that get their own copy, as long ones always do.
+const SHARED_VALUES: usize = 4096;
+
+thread_local! {
+    /// The short string values this thread has read (`"foe"`, `"vessel"`, ship
+    /// names…), each kept once: events that carry the same value share it, which
+    /// saves an allocation per value read and per event freed, and lets keys that
+    /// hold it compare by address.
+    static VALUES: std::cell::RefCell<rustc_hash::FxHashMap<Box<str>, Arc<str>>> =
+        std::cell::RefCell::new(rustc_hash::FxHashMap::default());
+}
+
+/// `s` as a string value: the shared copy of a short value, or a new one.
+fn shared_value(s: &str) -> Arc<str> {
+    if s.len() > SHARED_VALUE_LEN {
+        return Arc::from(s);
+    }
+    VALUES.with_borrow_mut(|values| {
+        if let Some(v) = values.get(s) {
+            return Arc::clone(v);
+        }
+        let v: Arc<str> = Arc::from(s);
+        if values.len() < SHARED_VALUES {
+            values.insert(s.into(), Arc::clone(&v));
+        }
+        v
+    })
 }
 
 /// A table of shared names: scanned while small, hashed when large.
@@ -1282,6 +1317,20 @@ mod tests {
 
     fn wgs(line: &str) -> Result<Event, LineError> {
         LineParser::json(Space::Wgs84).parse(line.as_bytes())
+    }
+
+    #[test]
+    fn short_string_values_are_shared_long_ones_are_not() {
+        let long = "x".repeat(SHARED_VALUE_LEN + 1);
+        let line = format!(r#"{{"id":1,"time":0,"iff":"foe","note":"{long}"}}"#);
+        let (a, b) = (json(&line).unwrap(), json(&line).unwrap());
+        let value = |e: &Event, name: &str| match e.attr(name) {
+            Some(Value::Str(s)) => s.clone(),
+            other => panic!("{other:?}"),
+        };
+        assert!(Arc::ptr_eq(&value(&a, "iff"), &value(&b, "iff")));
+        assert_eq!(&*value(&a, "note"), long);
+        assert!(!Arc::ptr_eq(&value(&a, "note"), &value(&b, "note")));
     }
 
     fn err(r: Result<Event, LineError>) -> String {

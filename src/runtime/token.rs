@@ -205,12 +205,36 @@ pub(crate) struct KeyVal {
     value: KeyInner,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Debug, Eq, Serialize, Deserialize)]
 enum KeyInner {
     /// The bits of the number (-0.0 and 0.0 are one key).
     Num(u64),
     Str(Arc<str>),
     Bool(bool),
+}
+
+impl PartialEq for KeyInner {
+    fn eq(&self, other: &KeyInner) -> bool {
+        match (self, other) {
+            // Values read by one thread share one copy: equal by address, usually.
+            (KeyInner::Str(a), KeyInner::Str(b)) => Arc::ptr_eq(a, b) || a == b,
+            (KeyInner::Num(a), KeyInner::Num(b)) => a == b,
+            (KeyInner::Bool(a), KeyInner::Bool(b)) => a == b,
+            _ => false,
+        }
+    }
+}
+
+/// As derived: the variant, then its value (a string by its text).
+impl Hash for KeyInner {
+    fn hash<H: Hasher>(&self, h: &mut H) {
+        std::mem::discriminant(self).hash(h);
+        match self {
+            KeyInner::Num(n) => n.hash(h),
+            KeyInner::Str(s) => s.hash(h),
+            KeyInner::Bool(b) => b.hash(h),
+        }
+    }
 }
 
 impl From<&Value> for KeyVal {
