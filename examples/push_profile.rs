@@ -37,7 +37,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let batch: usize = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(0);
     // As ccpn-run does: events share one copy of each name the net reads.
     let parser = LineParser::json(net.space()).with_known_names(net.names_read());
-    let mut gen = stream::Gen::uniform(7);
+    // The uniform stream, on the net's space.
+    let mut gen = match net.space() {
+        ccpn::Space::Planar => stream::Gen::uniform(7),
+        ccpn::Space::Wgs84 => stream::Gen::uniform_wgs84(7),
+    };
     let mut parse = |k: usize| -> Result<Vec<_>, ccpn::io::read::LineError> {
         (0..k)
             .map(|_| parser.parse(gen.next_json().as_bytes()))

@@ -2,6 +2,8 @@
 //!
 //! - `uniform`: events of types A–E at random points of a 1000 × 1000 square, with a
 //!   `ship` key among 200 values and a `speed`; time advances 10 ms per event.
+//! - `uniform_wgs84`: the same on WGS84, the square mapped to 1° × 1° (lon 10°–11°,
+//!   lat 50°–51°, about 71 × 111 km).
 //! - `harbour`: tracks (friendly and hostile vessels, patrols) moving in straight
 //!   lines around a harbour at the origin, each reporting every 4 s.
 
@@ -21,6 +23,7 @@ pub(crate) struct Gen {
 
 enum Kind {
     Uniform,
+    UniformWgs84,
     Harbour,
 }
 
@@ -46,6 +49,14 @@ impl Gen {
             kind: Kind::Uniform,
             tracks: Vec::new(),
             next_track: 0,
+        }
+    }
+
+    /// The uniform stream on WGS84.
+    pub(crate) fn uniform_wgs84(seed: u64) -> Gen {
+        Gen {
+            kind: Kind::UniformWgs84,
+            ..Gen::uniform(seed)
         }
     }
 
@@ -95,17 +106,25 @@ impl Gen {
     pub(crate) fn next_json(&mut self) -> String {
         self.n += 1;
         match self.kind {
-            Kind::Uniform => {
+            Kind::Uniform | Kind::UniformWgs84 => {
                 let t = 1_700_000_000.0 + self.n as f64 * 0.01;
                 let ty = TYPES[self.rng.random_range(0..TYPES.len())];
                 let x: f64 = self.rng.random_range(0.0..1000.0);
                 let y: f64 = self.rng.random_range(0.0..1000.0);
                 let ship = self.rng.random_range(0..200u32);
                 let speed = self.rng.random_range(0..40u32);
-                format!(
-                    r#"{{"id":{},"type":"{ty}","time":{t:.2},"x":{x:.1},"y":{y:.1},"ship":"s{ship}","speed":{speed}}}"#,
-                    self.n
-                )
+                if matches!(self.kind, Kind::Uniform) {
+                    format!(
+                        r#"{{"id":{},"type":"{ty}","time":{t:.2},"x":{x:.1},"y":{y:.1},"ship":"s{ship}","speed":{speed}}}"#,
+                        self.n
+                    )
+                } else {
+                    let (lon, lat) = (10.0 + x / 1000.0, 50.0 + y / 1000.0);
+                    format!(
+                        r#"{{"id":{},"type":"{ty}","time":{t:.2},"lon":{lon:.5},"lat":{lat:.5},"ship":"s{ship}","speed":{speed}}}"#,
+                        self.n
+                    )
+                }
             }
             Kind::Harbour => {
                 // Round-robin over tracks: each reports every 4 s.
