@@ -112,6 +112,17 @@ impl Token {
         }
     }
 
+    /// The processing number of the only constituent, if there is one.
+    pub(crate) fn sole_seq(&self) -> Option<u64> {
+        match &self.members {
+            Members::One(seq) => Some(*seq),
+            Members::Many(ms) => match &**ms {
+                [m] => Some(m.seq),
+                _ => None,
+            },
+        }
+    }
+
     /// The only constituent, if there is one.
     pub(crate) fn sole_member(&self) -> Option<Member> {
         match &self.members {

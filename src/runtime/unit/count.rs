@@ -185,8 +185,8 @@ impl CountShared {
             let mut start = y.start;
             // Atomic members inserted in processing order, the usual case: the
             // constituents are the members' own, in order, and go straight into place.
-            let y_sole = y.sole_member();
-            let mut simple = y_sole.is_some();
+            let y_seq = y.sole_seq();
+            let mut simple = y_seq.is_some();
             let mut last = None;
             for &n in xs {
                 let x = x(n);
@@ -196,8 +196,12 @@ impl CountShared {
                     _ => simple = false,
                 }
             }
-            let constituents: Arc<[Member]> = match y_sole {
-                Some(ym) if simple && last < Some(ym.seq) => {
+            let ym = match y_seq {
+                Some(seq) if simple && last < Some(seq) => y.sole_member(),
+                _ => None,
+            };
+            let constituents: Arc<[Member]> = match ym {
+                Some(ym) => {
                     let one = |n: u64| match &x(n).constituents {
                         Constituents::One(m) => m.clone(),
                         Constituents::Many(_) => unreachable!("checked above"),
