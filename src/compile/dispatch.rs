@@ -106,15 +106,6 @@ impl Dispatch {
             }
         }
     }
-
-    /// Every component, in no particular order.
-    #[cfg_attr(not(test), allow(dead_code))]
-    pub(crate) fn all(&self) -> impl Iterator<Item = usize> + '_ {
-        self.always
-            .iter()
-            .chain(self.by_value.iter().flat_map(|(_, m)| m.values().flatten()))
-            .copied()
-    }
 }
 
 /// Each attribute of `required` once.
@@ -171,7 +162,12 @@ mod tests {
         assert_eq!(reached(&d, &[("kind", "aircraft")]), [1, 2, 3, 5]);
         assert_eq!(reached(&d, &[("kind", "ship")]), [1, 3, 5]);
         assert_eq!(reached(&d, &[]), [1, 3, 5]);
-        let mut all: Vec<usize> = d.all().collect();
+        let mut all: Vec<usize> = d
+            .always
+            .iter()
+            .chain(d.by_value.iter().flat_map(|(_, m)| m.values().flatten()))
+            .copied()
+            .collect();
         all.sort_unstable();
         assert_eq!(all, [0, 1, 2, 3, 4, 5]);
     }
