@@ -2,7 +2,8 @@
 //!
 //! Exit status: 0 when all input was read (bad and late lines included, reported on
 //! stderr), 1 on an I/O error, 2 for an invalid net or bad arguments, 3 when
-//! `--strict` stopped at a bad or late line. A closed stdout ends the run quietly (0).
+//! `--strict` stopped at a bad or late line, 101 when ccpn-run itself failed (a
+//! defect, reported in one line on stderr). A closed stdout ends the run quietly (0).
 
 mod args;
 mod checkpoint;
@@ -23,6 +24,7 @@ use args::Args;
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
+    report_defects();
     let args = Args::parse();
     if args.checkpoint.is_some() && args.output == args::OutputArg::Geojson {
         eprintln!("ccpn-run: --checkpoint needs JSON Lines output: a resumed run cannot continue a GeoJSON document");
@@ -84,6 +86,41 @@ fn main() -> ExitCode {
             ExitCode::from(1)
         }
     }
+}
+
+/// Reports a failure of ccpn-run itself (a panic: a defect, whatever the input) in one
+/// line on stderr and ends the run with status 101, the same whether the build unwinds
+/// or aborts on panic (release builds abort). The cluster run replaces this report
+/// with its own.
+fn report_defects() {
+    std::panic::set_hook(Box::new(|info| {
+        let (thread, what) = panic_report(info);
+        let place = info
+            .location()
+            .map(|l| format!(" at {}:{}", l.file(), l.line()))
+            .unwrap_or_default();
+        eprintln!(
+            "ccpn-run: internal error in thread {thread}{place}: {what}. This is a defect of \
+             ccpn-run, please report it with the net and the input line that caused it \
+             (the lines already written stand; a last line without a newline is incomplete)"
+        );
+        std::process::exit(101);
+    }));
+}
+
+/// The name of the panicking thread and the panic's message.
+fn panic_report(info: &std::panic::PanicHookInfo<'_>) -> (String, String) {
+    let what = info
+        .payload()
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| info.payload().downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown failure".to_owned());
+    let thread = std::thread::current()
+        .name()
+        .unwrap_or("unnamed")
+        .to_owned();
+    (thread, what)
 }
 
 fn indent(e: &NetError) -> String {

@@ -214,13 +214,7 @@ pub(crate) fn run(args: &Args, net: Net) -> io::Result<ExitCode> {
 /// threads panic when a connection drops).
 fn fail_loudly() {
     std::panic::set_hook(Box::new(|info| {
-        let what = info
-            .payload()
-            .downcast_ref::<&str>()
-            .map(|s| (*s).to_owned())
-            .or_else(|| info.payload().downcast_ref::<String>().cloned())
-            .unwrap_or_else(|| "unknown failure".to_owned());
-        let thread = std::thread::current().name().unwrap_or("main").to_owned();
+        let (thread, what) = crate::panic_report(info);
         eprintln!(
             "ccpn-run: the run failed in thread {thread}: {what}. In a cluster, a process has probably died: \
              restart every process (the lines already written stand; a last line without a newline is incomplete)"
