@@ -204,7 +204,7 @@ impl Grid {
 
     /// The cells (inclusive ranges) that coordinate axes `u` and `v` of `at` reach
     /// within the reach, or `None` if they span too many cells.
-    fn span(&self, at: &Embedded, [u, v]: [usize; 2]) -> Option<[(i64, i64); 2]> {
+    fn span(&self, at: &Embedded, [u, v]: [usize; 2]) -> Option<Span> {
         let range = |c: f64| {
             let (lo, hi) = (
                 self.cell_of(margin_lo(c, self.reach)),
@@ -224,7 +224,8 @@ impl Grid {
     /// only the faces with `|at_a| − |at_b| ≤ 2r` and `s·at_b ≥ −r` are looked at:
     /// `at`'s own face, and beyond it the faces whose edge is within `2r`.
     fn query(&self, at: &Embedded, reach_squared: f64, out: &mut Vec<u64>) {
-        let mut looks: SmallVec<[([i64; 3], [(i64, i64); 2]); 3]> = SmallVec::new();
+        // (face, cells) to look in.
+        let mut looks: SmallVec<[(i64, Span); 3]> = SmallVec::new();
         if self.sphere {
             let a = face_of(at) / 2;
             let r = margin_hi(0.0, self.reach);
@@ -237,24 +238,20 @@ impl Grid {
                     continue;
                 }
                 match self.span(at, FACE_AXES[b]) {
-                    Some(span) => looks.push(([face as i64, 0, 0], span)),
+                    Some(span) => looks.push((face as i64, span)),
                     None => return self.scan_all(at, reach_squared, out),
                 }
             }
         } else {
             match self.span(at, [0, 1]) {
-                Some([x, y]) => looks.push(([0, 0, 0], [x, y])),
+                Some(span) => looks.push((0, span)),
                 None => return self.scan_all(at, reach_squared, out),
             }
         }
-        for (prefix, [(u_lo, u_hi), (v_lo, v_hi)]) in looks {
+        for (face, [(u_lo, u_hi), (v_lo, v_hi)]) in looks {
             for u in u_lo..=u_hi {
                 for v in v_lo..=v_hi {
-                    let key = if self.sphere {
-                        [prefix[0], u, v]
-                    } else {
-                        [u, v, 0]
-                    };
+                    let key = if self.sphere { [face, u, v] } else { [u, v, 0] };
                     if let Some(cell) = self.cells.get(&key) {
                         near(cell, at, reach_squared, out);
                     }
@@ -279,6 +276,9 @@ fn near(cell: &VecDeque<(u64, Embedded)>, at: &Embedded, reach_squared: f64, out
             .map(|&(q, _)| q),
     );
 }
+
+/// Inclusive ranges of cells along two axes.
+type Span = [(i64, i64); 2];
 
 /// Per axis of a cube face, the two other axes: a face's cells are squares of those.
 const FACE_AXES: [[usize; 2]; 3] = [[1, 2], [0, 2], [0, 1]];
