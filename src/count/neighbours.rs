@@ -18,21 +18,13 @@
 //! the tests check against the grid and the reference.
 //!
 //! WGS84 points are embedded on a sphere in 3-D, so the grid is Cartesian in metres and
-//! has no seam at the antimeridian and no singularity at the poles. It is not cut into
-//! cubes, though: the earth's surface crosses cubes obliquely, so that a query would
-//! visit (5/3)³ ≈ 4.6 cells on average and scan twice the area it does on a plane. A
-//! point is filed instead under the face of the cube its direction crosses (the axis
-//! of its largest coordinate, and that coordinate's sign) and the square cell of its
-//! two other coordinates, as on a plane; a query looks on its own face and, within
-//! twice the reach of an edge of the cube, on the face beyond it (see
-//! [`Grid::query`]).
+//! has no seam at the antimeridian and no singularity at the poles.
 
 use std::collections::VecDeque;
 
 use rstar::primitives::GeomWithData;
 use rstar::RTree;
 use rustc_hash::FxHashMap;
-use smallvec::SmallVec;
 
 use super::metric::{self, Embedded};
 
@@ -126,13 +118,10 @@ fn margin_hi(v: f64, reach: f64) -> f64 {
 }
 
 /// A hashed grid of cells, each holding its points (id, embedding) in arrival order.
-///
-/// A cell's key is `[x, y, 0]` on a plane, and on the sphere `[face, u, v]`: the face
-/// of the cube (see [`face_of`]) and the cell of the two other coordinates.
 #[derive(serde::Serialize, serde::Deserialize)]
 pub(super) struct Grid {
-    /// Points on the sphere (WGS84 embeddings), filed by cube face; else on a plane.
-    sphere: bool,
+    /// 2 or 3.
+    dims: usize,
     /// Cell side; `None` puts every point in one cell (degenerate reach).
     side: Option<f64>,
     /// The reach queries must cover.
@@ -146,7 +135,7 @@ impl Grid {
     fn new(dims: usize, reach: f64) -> Grid {
         let side = reach * CELL_OVER_REACH;
         Grid {
-            sphere: dims == 3,
+            dims,
             side: (side.is_normal() && side > 0.0).then_some(side),
             reach,
             cells: FxHashMap::default(),
@@ -163,13 +152,11 @@ impl Grid {
     }
 
     fn key(&self, at: &Embedded) -> [i64; 3] {
-        if self.sphere {
-            let face = face_of(at);
-            let [u, v] = FACE_AXES[face / 2];
-            [face as i64, self.cell_of(at[u]), self.cell_of(at[v])]
-        } else {
-            [self.cell_of(at[0]), self.cell_of(at[1]), 0]
+        let mut k = [0; 3];
+        for (i, slot) in k.iter_mut().enumerate().take(self.dims) {
+            *slot = self.cell_of(at[i]);
         }
+        k
     }
 
     fn insert(&mut self, id: u64, at: &Embedded) {
@@ -202,100 +189,37 @@ impl Grid {
         }
     }
 
-    /// The cells (inclusive ranges) that coordinate axes `u` and `v` of `at` reach
-    /// within the reach, or `None` if they span too many cells.
-    fn span(&self, at: &Embedded, [u, v]: [usize; 2]) -> Option<Span> {
-        let range = |c: f64| {
-            let (lo, hi) = (
-                self.cell_of(margin_lo(c, self.reach)),
-                self.cell_of(margin_hi(c, self.reach)),
-            );
-            (hi.saturating_sub(lo) < MAX_SPAN).then_some((lo, hi))
-        };
-        Some([range(at[u])?, range(at[v])?])
-    }
-
-    /// Appends the points within the reach of `at`, as [`Neighbours::query`].
-    ///
-    /// On the sphere, a point `q` within the reach `r` of `at` (so within `r` of it
-    /// on every axis) filed under face `(b, s)` (axis `b`, sign `s`: `s·q_b = |q_b|`
-    /// is `q`'s largest coordinate) satisfies, with `a` the axis of `at`'s face,
-    /// `|at_b| + r ≥ |q_b| ≥ |q_a| ≥ |at_a| − r`, and `s·at_b ≥ s·q_b − r ≥ −r`. So
-    /// only the faces with `|at_a| − |at_b| ≤ 2r` and `s·at_b ≥ −r` are looked at:
-    /// `at`'s own face, and beyond it the faces whose edge is within `2r`.
     fn query(&self, at: &Embedded, reach_squared: f64, out: &mut Vec<u64>) {
-        // (face, cells) to look in.
-        let mut looks: SmallVec<[(i64, Span); 3]> = SmallVec::new();
-        if self.sphere {
-            let a = face_of(at) / 2;
-            let r = margin_hi(0.0, self.reach);
-            for face in 0..6 {
-                let (b, sign) = (face / 2, if face % 2 == 0 { 1.0 } else { -1.0 });
-                // Lowered by more than the rounding of the difference, so that a face
-                // is skipped only when it certainly holds no neighbour.
-                let edge = at[a].abs() - at[b].abs() - at[a].abs() * 1e-14;
-                if edge > 2.0 * r || sign * at[b] < -r {
-                    continue;
+        let near = |cell: &VecDeque<(u64, Embedded)>, out: &mut Vec<u64>| {
+            out.extend(
+                cell.iter()
+                    .filter(|(_, p)| metric::squared(p, at) <= reach_squared)
+                    .map(|&(q, _)| q),
+            );
+        };
+        let mut lo = [0i64; 3];
+        let mut hi = [0i64; 3];
+        for i in 0..self.dims {
+            lo[i] = self.cell_of(margin_lo(at[i], self.reach));
+            hi[i] = self.cell_of(margin_hi(at[i], self.reach));
+            if hi[i].saturating_sub(lo[i]) >= MAX_SPAN {
+                // Coordinates too large for the cell size: scan every point.
+                for cell in self.cells.values() {
+                    near(cell, out);
                 }
-                match self.span(at, FACE_AXES[b]) {
-                    Some(span) => looks.push((face as i64, span)),
-                    None => return self.scan_all(at, reach_squared, out),
-                }
-            }
-        } else {
-            match self.span(at, [0, 1]) {
-                Some(span) => looks.push((0, span)),
-                None => return self.scan_all(at, reach_squared, out),
+                return;
             }
         }
-        for (face, [(u_lo, u_hi), (v_lo, v_hi)]) in looks {
-            for u in u_lo..=u_hi {
-                for v in v_lo..=v_hi {
-                    let key = if self.sphere { [face, u, v] } else { [u, v, 0] };
-                    if let Some(cell) = self.cells.get(&key) {
-                        near(cell, at, reach_squared, out);
+        for x in lo[0]..=hi[0] {
+            for y in lo[1]..=hi[1] {
+                for z in lo[2]..=hi[2] {
+                    if let Some(cell) = self.cells.get(&[x, y, z]) {
+                        near(cell, out);
                     }
                 }
             }
         }
     }
-
-    /// Coordinates too large for the cell size: scans every point.
-    fn scan_all(&self, at: &Embedded, reach_squared: f64, out: &mut Vec<u64>) {
-        for cell in self.cells.values() {
-            near(cell, at, reach_squared, out);
-        }
-    }
-}
-
-/// Appends the points of `cell` within `reach_squared` of `at`.
-fn near(cell: &VecDeque<(u64, Embedded)>, at: &Embedded, reach_squared: f64, out: &mut Vec<u64>) {
-    out.extend(
-        cell.iter()
-            .filter(|(_, p)| metric::squared(p, at) <= reach_squared)
-            .map(|&(q, _)| q),
-    );
-}
-
-/// Inclusive ranges of cells along two axes.
-type Span = [(i64, i64); 2];
-
-/// Per axis of a cube face, the two other axes: a face's cells are squares of those.
-const FACE_AXES: [[usize; 2]; 3] = [[1, 2], [0, 2], [0, 1]];
-
-/// The face of the cube that the direction of `at` crosses: `2·axis` for the axis of
-/// its largest coordinate (in absolute value; the first on a tie) if that coordinate
-/// is positive or zero, `2·axis + 1` if negative.
-fn face_of(at: &Embedded) -> usize {
-    let (x, y, z) = (at[0].abs(), at[1].abs(), at[2].abs());
-    let axis = if x >= y && x >= z {
-        0
-    } else if y >= z {
-        1
-    } else {
-        2
-    };
-    2 * axis + usize::from(at[axis] < 0.0)
 }
 
 #[cfg(test)]
@@ -341,11 +265,11 @@ mod tests {
         }
     }
 
-    /// Around the cube's edges and corners, the poles and the antimeridian, at reaches
-    /// from metres to thousands of kilometres, the sphere's grid finds exactly the
-    /// points within the reach, each once.
+    /// Around the poles, the antimeridian and the diagonals of the embedding's axes, at
+    /// reaches from metres to thousands of kilometres, the sphere's grid finds exactly
+    /// the points within the reach, each once.
     #[test]
-    fn sphere_faces_find_every_point_in_reach_once() {
+    fn sphere_grid_finds_every_point_in_reach_once() {
         use crate::event::{Point, Space};
         let mut seed = 5u64;
         let mut rnd = move || {
@@ -354,8 +278,8 @@ mod tests {
                 .wrapping_add(1442695040888963407);
             (seed >> 11) as f64 / (1u64 << 53) as f64
         };
-        // (lon, lat): an edge between faces ±x and ±y, between x and z, a corner of
-        // three faces, both poles, the antimeridian, and a face's middle.
+        // (lon, lat): where two or three coordinates have equal magnitudes, both
+        // poles, the antimeridian, and an ordinary place.
         let centres = [
             (45.0, 0.0),
             (-135.0, 0.0),
