@@ -1,5 +1,9 @@
-//! Benchmarks of `Detector::push` on the 20-composite benchmark net over the seeded
-//! `uniform` stream, and of the reader on the same stream.
+//! Benchmarks of `Detector::push` over the seeded `uniform` stream: on the 20-composite
+//! benchmark net, and on the counting nets (`Count` n = 3, ~5 neighbours in the
+//! window, planar and WGS84, the stream then in lon/lat); and of the reader.
+//!
+//! Run with `benches/run.sh --bench detector` to measure the build `ccpn-run` ships
+//! (no unwinding); `cargo bench` builds benchmarks with unwinding.
 
 use std::hint::black_box;
 
@@ -17,16 +21,17 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 const EVENTS: usize = 1_000_000;
 
-fn net() -> Net {
-    Net::from_file(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/benches/nets/twenty.ron"
-    ))
-    .expect("bench net")
+fn net(name: &str) -> Net {
+    let path = format!("{}/benches/nets/{name}.ron", env!("CARGO_MANIFEST_DIR"));
+    Net::from_file(&path).expect("bench net")
 }
 
-fn lines(n: usize) -> Vec<String> {
-    let mut gen = stream::Gen::uniform(7);
+/// The uniform stream on the net's space.
+fn lines(net: &Net, n: usize) -> Vec<String> {
+    let mut gen = match net.space() {
+        ccpn::Space::Planar => stream::Gen::uniform(7),
+        ccpn::Space::Wgs84 => stream::Gen::uniform_wgs84(7),
+    };
     (0..n).map(|_| gen.next_json()).collect()
 }
 
@@ -44,29 +49,32 @@ fn events(net: &Net, lines: &[String]) -> Vec<Event> {
 }
 
 fn push(c: &mut Criterion) {
-    let net = net();
-    let lines = lines(EVENTS);
-    let events = events(&net, &lines);
     let mut g = c.benchmark_group("detector");
     g.sample_size(10);
     g.throughput(Throughput::Elements(EVENTS as u64));
-    g.bench_function("push/net=twenty/events=1e6", |b| {
-        b.iter_batched(
-            || events.clone(),
-            |events| {
-                let mut d = Detector::new(&net);
-                let mut out = Vec::new();
-                let mut found = 0usize;
-                for e in events {
-                    d.push_into(e, &mut out).expect("in order");
-                    found += out.len();
-                    out.clear();
-                }
-                black_box(found)
-            },
-            BatchSize::PerIteration,
-        )
-    });
+    for name in ["twenty", "count", "count_wgs84"] {
+        let net = net(name);
+        let events = events(&net, &lines(&net, EVENTS));
+        g.bench_function(format!("push/net={name}/events=1e6"), |b| {
+            b.iter_batched(
+                || events.clone(),
+                |events| {
+                    let mut d = Detector::new(&net);
+                    let mut out = Vec::new();
+                    let mut found = 0usize;
+                    for e in events {
+                        d.push_into(e, &mut out).expect("in order");
+                        found += out.len();
+                        out.clear();
+                    }
+                    black_box(found)
+                },
+                BatchSize::PerIteration,
+            )
+        });
+    }
+    let net = net("twenty");
+    let lines = lines(&net, EVENTS);
     g.bench_function("parse_json/events=1e6", |b| {
         let parser = parser(&net);
         b.iter(|| {
