@@ -24,8 +24,11 @@ use crate::checkpoint::{write_atomically, Checkpoint, Position};
 
 /// Events (or detections) per channel message.
 const BATCH: usize = 1024;
-/// Messages in flight per channel.
-const DEPTH: usize = 64;
+/// Messages in flight per channel. Few: the reader parses faster than the detector
+/// detects, so the queue stays full, and an event waits `DEPTH` batches before it is
+/// pushed. With 4 (about 1 MB of events) it is still in cache when it is; with 64 it
+/// was not, and end to end ran 10-20 % slower (docs/performance.md).
+const DEPTH: usize = 4;
 
 /// What the reader counted.
 #[derive(Default)]
