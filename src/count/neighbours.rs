@@ -234,19 +234,23 @@ mod tests {
             .collect()
     }
 
+    /// A seeded generator of numbers uniform in [0, 1).
+    fn uniform(mut seed: u64) -> impl FnMut() -> f64 {
+        move || {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 11) as f64 / (1u64 << 53) as f64
+        }
+    }
+
     #[test]
     fn grid_and_tree_cover_the_reach() {
         for lookup in [Lookup::Grid, Lookup::Tree] {
             let reach = 1.5;
             let mut n = Neighbours::new(lookup, 2, reach);
             let mut live: Vec<(u64, Embedded)> = Vec::new();
-            let mut seed = 17u64;
-            let mut rnd = move || {
-                seed = seed
-                    .wrapping_mul(6364136223846793005)
-                    .wrapping_add(1442695040888963407);
-                (seed >> 11) as f64 / (1u64 << 53) as f64
-            };
+            let mut rnd = uniform(17);
             for id in 0..400u64 {
                 let at = [rnd() * 20.0 - 10.0, rnd() * 20.0 - 10.0, 0.0];
                 let mut got = Vec::new();
@@ -271,13 +275,7 @@ mod tests {
     #[test]
     fn sphere_grid_finds_every_point_in_reach_once() {
         use crate::event::{Point, Space};
-        let mut seed = 5u64;
-        let mut rnd = move || {
-            seed = seed
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (seed >> 11) as f64 / (1u64 << 53) as f64
-        };
+        let mut rnd = uniform(5);
         // (lon, lat): where two or three coordinates have equal magnitudes, both
         // poles, the antimeridian, and an ordinary place.
         let centres = [
