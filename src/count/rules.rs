@@ -206,7 +206,14 @@ impl Rules {
             {
                 continue;
             }
-            let close = match r.threshold.verdict(squared) {
+            let verdict = match r.threshold.verdict(squared) {
+                Verdict::Measure => {
+                    r.threshold
+                        .settle(self.space, squared, a.embedded[2], b.embedded[2])
+                }
+                settled => settled,
+            };
+            let close = match verdict {
                 Verdict::Close => true,
                 Verdict::Far => false,
                 Verdict::Measure => {
