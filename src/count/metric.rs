@@ -20,11 +20,12 @@
 //! The same argument holds with the radii at the pair's own latitudes: over a path
 //! whose geodetic latitudes keep `sin²φ` within `[lo, hi]`, the ratio lies between
 //! `M(lo)/R` and `N(hi)/R` (`M` and `N` grow with `|φ|`), a band of 0.3 % at
-//! mid-latitudes instead of 1.3 %. Both paths that matter (the great-circle arc, and
-//! the preimage of the geodesic) stay within their length of an endpoint, so their
-//! latitudes differ from an endpoint's by at most `1.02·d / a(1 − e²)` radians for a
-//! pair in the global band, and `sin²φ` (whose derivative is `sin 2φ`) by at most as
-//! much. [`Threshold::settle`] takes this second look at a pair of the global band
+//! mid-latitudes instead of 1.3 %. Both paths that matter (the great-circle arc, whose
+//! copy on the ellipsoid bounds the geodesic from above, and the geodesic, whose copy
+//! on the sphere bounds the great-circle distance from above) stay within their length
+//! of an endpoint, so their latitudes differ from an endpoint's by at most
+//! `1.02·d / a(1 − e²)` radians for a pair in the global band, and `sin²φ` (whose
+//! derivative is `sin 2φ`) by at most as much. [`Threshold::settle`] takes this second look at a pair of the global band
 //! before the geodesic is computed, which it then is for a fifth as many pairs.
 //!
 //! So the index decides closeness exactly as `distance(space, a, b) < d` would, with
