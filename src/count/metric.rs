@@ -34,7 +34,7 @@
 use crate::event::{Point, Space};
 
 /// The mean earth radius (IUGG R₁, metres): the radius of the embedding sphere.
-const EARTH_R: f64 = 6_371_008.771_4;
+pub(super) const EARTH_R: f64 = 6_371_008.771_4;
 /// Lower bound used for geodesic / great-circle distance (the true bound is 0.99442).
 const RATIO_LO: f64 = 0.993;
 /// Upper bound used for geodesic / great-circle distance (the true bound is 1.00449).

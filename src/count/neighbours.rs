@@ -213,12 +213,37 @@ impl Grid {
         for x in lo[0]..=hi[0] {
             for y in lo[1]..=hi[1] {
                 for z in lo[2]..=hi[2] {
+                    if self.dims == 3 && !self.meets_sphere([x, y, z]) {
+                        continue;
+                    }
                     if let Some(cell) = self.cells.get(&[x, y, z]) {
                         near(cell, out);
                     }
                 }
             }
         }
+    }
+
+    /// Whether cube `key` may hold a point of the sphere on which WGS84 points are
+    /// embedded (cubes it misses are always empty: no need to look them up).
+    fn meets_sphere(&self, key: [i64; 3]) -> bool {
+        let Some(side) = self.side else { return true };
+        let (mut near, mut far) = (0.0, 0.0);
+        for k in key {
+            let (lo, hi) = (k as f64 * side, (k as f64 + 1.0) * side);
+            let closest = if lo > 0.0 {
+                lo
+            } else if hi < 0.0 {
+                hi
+            } else {
+                0.0
+            };
+            near += closest * closest;
+            far += lo.abs().max(hi.abs()).powi(2);
+        }
+        // A metre of slack for rounding, far above it.
+        let (inner, outer) = (metric::EARTH_R - 1.0, metric::EARTH_R + 1.0);
+        near <= outer * outer && far >= inner * inner
     }
 }
 
@@ -318,6 +343,37 @@ mod tests {
                 n.query(&points[0].1, f64::INFINITY, &mut got);
                 assert!(got.is_empty());
             }
+        }
+    }
+
+    /// The cube holding a point of the sphere is never skipped, at cell sizes from
+    /// centimetres to hundreds of kilometres, near the planes of the axes too; cubes
+    /// far from the sphere are.
+    #[test]
+    fn cubes_holding_points_meet_the_sphere() {
+        use crate::event::{Point, Space};
+        let mut rnd = uniform(11);
+        for reach in [0.1f64, 10.0, 5_000.0, 300_000.0] {
+            let Neighbours::Grid(grid) = Neighbours::new(Lookup::Grid, 3, reach) else {
+                unreachable!("a grid was asked for")
+            };
+            for i in 0..20_000 {
+                // Every fourth point on a plane of the axes (a meridian of 0°, 90° or
+                // 180°, or the equator), where cubes straddle a coordinate's zero.
+                let x = match i % 8 {
+                    0 => 0.0,
+                    1 => 90.0,
+                    _ => rnd() * 360.0 - 180.0,
+                };
+                let y = if i % 8 == 2 {
+                    0.0
+                } else {
+                    rnd() * 180.0 - 90.0
+                };
+                let at = metric::embed(Space::Wgs84, Point { x, y });
+                assert!(grid.meets_sphere(grid.key(&at)), "{reach} ({x}, {y})");
+            }
+            assert!(!grid.meets_sphere([0, 0, 0]), "{reach}");
         }
     }
 
