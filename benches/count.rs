@@ -47,7 +47,7 @@ mod metric;
 
 /// What `count` reads from the crate's `spatial` module.
 mod spatial {
-    pub(crate) use crate::metric::{distance, floor_to_i64};
+    pub(crate) use crate::metric::{distance, floor_to_i64, on_sphere, EARTH_R, WGS84_A, WGS84_E2};
 }
 
 use count::{CountIndex, Lookup, Matches, Rule};

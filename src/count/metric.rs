@@ -25,16 +25,17 @@
 //! on the sphere bounds the great-circle distance from above) stay within their length
 //! of an endpoint, so their latitudes differ from an endpoint's by at most
 //! `1.02·d / a(1 − e²)` radians for a pair in the global band, and `sin²φ` (whose
-//! derivative is `sin 2φ`) by at most as much. [`Threshold::settle`] takes this second look at a pair of the global band
-//! before the geodesic is computed, which it then is for a fifth as many pairs.
+//! derivative is `sin 2φ`) by at most as much. [`Threshold::settle`] takes this
+//! second look at a pair of the global band before the geodesic is computed, which it
+//! then is for a fifth as many pairs.
 //!
 //! So the index decides closeness exactly as `distance(space, a, b) < d` would, with
 //! `a` the earlier-inserted point — the brute-force reference computes it the same way.
 
 use crate::event::{Point, Space};
+pub(super) use crate::spatial::EARTH_R;
+use crate::spatial::{WGS84_A, WGS84_E2};
 
-/// The mean earth radius (IUGG R₁, metres): the radius of the embedding sphere.
-pub(super) const EARTH_R: f64 = 6_371_008.771_4;
 /// Lower bound used for geodesic / great-circle distance (the true bound is 0.99442).
 const RATIO_LO: f64 = 0.993;
 /// Upper bound used for geodesic / great-circle distance (the true bound is 1.00449).
@@ -43,9 +44,6 @@ const RATIO_HI: f64 = 1.006;
 const CHORD_MARGIN: f64 = 1e-6;
 /// Relative band around `d²` in which planar pairs are measured exactly.
 const PLANAR_BAND: f64 = 1e-9;
-/// The WGS84 ellipsoid: semi-major axis (metres) and first eccentricity squared.
-const WGS84_A: f64 = 6_378_137.0;
-const WGS84_E2: f64 = 0.006_694_379_990_141_317;
 /// The smallest meridional radius of curvature, `a(1 − e²)` (at the equator), rounded
 /// down: no path moves faster in latitude than one radian per this many metres.
 const MERIDIAN_MIN: f64 = 6_335_439.0;
@@ -57,15 +55,7 @@ pub(super) type Embedded = [f64; 3];
 pub(super) fn embed(space: Space, p: Point) -> Embedded {
     match space {
         Space::Planar => [p.x, p.y, 0.0],
-        Space::Wgs84 => {
-            let (sin_lat, cos_lat) = p.y.to_radians().sin_cos();
-            let (sin_lon, cos_lon) = p.x.to_radians().sin_cos();
-            [
-                EARTH_R * cos_lat * cos_lon,
-                EARTH_R * cos_lat * sin_lon,
-                EARTH_R * sin_lat,
-            ]
-        }
+        Space::Wgs84 => crate::spatial::on_sphere(p),
     }
 }
 

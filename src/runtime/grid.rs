@@ -24,9 +24,7 @@ use crate::model::{Attr, Context};
 /// A cell's coordinates.
 type Cell = (i64, i64, i64);
 
-/// The sphere on which WGS84 points are filed (IUGG mean radius, metres).
-const EARTH_R: f64 = 6_371_008.771_4;
-/// A chord on that sphere is at most the great-circle distance, which is at most the
+/// A chord on the sphere WGS84 points are filed on (`spatial::on_sphere`) is at most the great-circle distance, which is at most the
 /// geodesic distance divided by 0.99442; cubes are this much wider than `max`.
 const WGS84_WIDEN: f64 = 1.0 / 0.993;
 
@@ -78,15 +76,7 @@ impl GridPlace {
     fn coords(&self, p: Point) -> [f64; 3] {
         match self.space {
             Space::Planar => [p.x, p.y, 0.0],
-            Space::Wgs84 => {
-                let (sin_lat, cos_lat) = p.y.to_radians().sin_cos();
-                let (sin_lon, cos_lon) = p.x.to_radians().sin_cos();
-                [
-                    EARTH_R * cos_lat * cos_lon,
-                    EARTH_R * cos_lat * sin_lon,
-                    EARTH_R * sin_lat,
-                ]
-            }
+            Space::Wgs84 => crate::spatial::on_sphere(p),
         }
     }
 

@@ -15,14 +15,9 @@ use std::f64::consts::PI;
 use geo::Rect;
 use smallvec::SmallVec;
 
+use super::metric::{WGS84_A, WGS84_E2};
 use crate::event::Point;
 
-/// WGS84 equatorial radius, metres.
-pub(crate) const WGS84_A: f64 = 6_378_137.0;
-/// WGS84 flattening.
-pub(crate) const WGS84_F: f64 = 1.0 / 298.257_223_563;
-/// WGS84 first eccentricity squared.
-const WGS84_E2: f64 = WGS84_F * (2.0 - WGS84_F);
 /// The fewest metres in a degree of latitude anywhere on WGS84 (at the equator).
 const MIN_METRES_PER_DEG_LAT: f64 = WGS84_A * (1.0 - WGS84_E2) * PI / 180.0;
 /// Relative slack added to every distance bound (covers rounding in the geodesic

@@ -24,9 +24,8 @@ use std::sync::{Arc, OnceLock};
 
 use geo::{Bearing, Destination, Distance, Geodesic, LineString, Point as GeoPoint};
 
-use super::bounds::{
-    equivalent_lons, geo_circle_boxes, in_rect, push_lon_range, reach, Boxes, WGS84_F,
-};
+use super::bounds::{equivalent_lons, geo_circle_boxes, in_rect, push_lon_range, reach, Boxes};
+use super::metric::WGS84_F;
 use crate::event::Point;
 
 /// The longest segment a widened line may have on WGS84, metres.

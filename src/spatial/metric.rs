@@ -14,8 +14,28 @@ pub(crate) fn distance(space: Space, a: Point, b: Point) -> f64 {
 }
 
 /// The mean earth radius (IUGG R₁, metres), of the sphere used to settle most WGS84
-/// comparisons without a geodesic.
-const EARTH_R: f64 = 6_371_008.771_4;
+/// comparisons without a geodesic, and on which WGS84 points are filed in cells
+/// ([`on_sphere`]).
+pub(crate) const EARTH_R: f64 = 6_371_008.771_4;
+/// WGS84 equatorial radius, metres.
+pub(crate) const WGS84_A: f64 = 6_378_137.0;
+/// WGS84 flattening.
+pub(crate) const WGS84_F: f64 = 1.0 / 298.257_223_563;
+/// WGS84 first eccentricity squared.
+pub(crate) const WGS84_E2: f64 = WGS84_F * (2.0 - WGS84_F);
+
+/// The position, in metres, of the point at `p`'s latitude and longitude (degrees) on
+/// the sphere of radius [`EARTH_R`] centred on the earth's centre: a Cartesian frame
+/// with no seam at the antimeridian and no singularity at the poles.
+pub(crate) fn on_sphere(p: Point) -> [f64; 3] {
+    let (sin_lat, cos_lat) = p.y.to_radians().sin_cos();
+    let (sin_lon, cos_lon) = p.x.to_radians().sin_cos();
+    [
+        EARTH_R * cos_lat * cos_lon,
+        EARTH_R * cos_lat * sin_lon,
+        EARTH_R * sin_lat,
+    ]
+}
 /// Bounds on (geodesic distance on the ellipsoid) / (great-circle distance on that
 /// sphere): the ellipsoid's radii of curvature lie between a(1 − e²) and a²/b, so the
 /// true ratio is within [0.99442, 1.00449]; these are wider.
@@ -79,9 +99,6 @@ impl SpherePoint {
         (s / h, c / h)
     }
 }
-
-/// The WGS84 flattening.
-const WGS84_F: f64 = 1.0 / 298.257_223_563;
 
 /// Largest error, degrees, of [`approximate_bearing`] against the geodesic azimuth,
 /// with margin: its proof bounds the error by f · σ / sin σ ≤ 0.23° (f the

@@ -17,6 +17,8 @@ mod tests;
 
 pub(crate) use direction::{Dir, RelSet};
 pub(crate) use geoline::MAX_SEGMENT_M;
-pub(crate) use metric::{distance, floor_to_i64, within_distance};
+pub(crate) use metric::{
+    distance, floor_to_i64, on_sphere, within_distance, EARTH_R, WGS84_A, WGS84_E2,
+};
 pub(crate) use stab::ZoneIndex;
 pub(crate) use zone::{Shape, Zone};
