@@ -50,6 +50,10 @@ mod spatial {
     pub(crate) use crate::metric::{distance, floor_to_i64, on_sphere, EARTH_R, WGS84_A, WGS84_E2};
 }
 
+/// The crate's cache hints, compiled into this bench for `count`.
+#[path = "../src/hint.rs"]
+mod hint;
+
 use count::{CountIndex, Lookup, Matches, Rule};
 
 /// Live points in the window.

@@ -42,12 +42,13 @@
 //! See `docs/operators.md` for each operator's meaning and `docs/architecture.md`
 //! for how the crate is organised.
 
-#![forbid(unsafe_code)]
+#![deny(unsafe_code)]
 
 mod compile;
 mod count;
 mod event;
 mod filter;
+mod hint;
 pub mod io;
 mod model;
 mod net;

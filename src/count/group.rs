@@ -4,8 +4,8 @@
 //! A kept set is owned by its oldest member; the new point `e` is always the newest
 //! member of the sets it creates. So the new sets containing `e` are exactly: `{p, e}`
 //! for each neighbour `p` (a pair satisfying some rule), and `S ∪ {e}` for each kept set
-//! `S` whose owner is a neighbour and whose other members are neighbours too (marked
-//! with the event's stamp), serving the rules of `S` and of every pair `{q, e}` (q ∈ S)
+//! `S` whose owner is a neighbour and whose other members are neighbours too (looked
+//! up in the sorted list of neighbours, which is small and in cache), serving the rules of `S` and of every pair `{q, e}` (q ∈ S)
 //! — the note's join of two (k−1)-sets and their closing pair, done online. A new set
 //! that completes a rule (n members) is a match; it is kept for the rules that need
 //! more members, if the cap allows.
@@ -25,15 +25,6 @@ use super::neighbours::{Lookup, Neighbours};
 use super::rules::{PairEnd, Rules};
 use super::{Budget, Matches, Rule};
 
-/// Per live point, what an insertion marks: the stamp of the last event that found the
-/// point a neighbour, and the rules that pair held for (valid while the stamp is
-/// current). Kept apart from the points, for locality.
-#[derive(Clone, Copy, Debug, Default, serde::Serialize, serde::Deserialize)]
-struct Mark {
-    stamp: u64,
-    pair: u64,
-}
-
 /// A live point.
 #[derive(serde::Serialize, serde::Deserialize)]
 struct Live<D> {
@@ -44,6 +35,16 @@ struct Live<D> {
     distinct: Option<D>,
     /// The sets this point is the oldest member of.
     owned: Owned,
+}
+
+/// Asks for every cache line of `*v`.
+#[inline]
+fn prefetch_lines<V>(v: &V) {
+    let p = (v as *const V).cast::<u8>();
+    for offset in (0..std::mem::size_of::<V>()).step_by(64) {
+        crate::hint::prefetch(p.wrapping_add(offset));
+    }
+    crate::hint::prefetch(p.wrapping_add(std::mem::size_of::<V>() - 1));
 }
 
 /// A set found during one insertion, before it is kept or reported.
@@ -66,15 +67,13 @@ pub(super) struct Group<T, D> {
     offset: usize,
     levels: Levels,
     neighbours: Neighbours,
-    /// Live points, oldest first; `points[0]` has id `base`. Marks and payloads have
+    /// Live points, oldest first; `points[0]` has id `base`. Payloads have
     /// the same indices.
     points: VecDeque<Live<D>>,
-    marks: VecDeque<Mark>,
     payloads: VecDeque<T>,
     base: u64,
     /// Per expiry class: the first point whose sets of that class are not yet dropped.
     cursors: Vec<u64>,
-    stamp: u64,
     #[serde(skip)]
     scratch_candidates: Vec<u64>,
     #[serde(skip)]
@@ -106,10 +105,8 @@ impl<T: Clone, D: Eq + Clone> Group<T, D> {
             levels: Levels::default(),
             neighbours: Neighbours::new(lookup, dims, reach),
             points: VecDeque::new(),
-            marks: VecDeque::new(),
             payloads: VecDeque::new(),
             base: 0,
-            stamp: 0,
             scratch_candidates: Vec::new(),
             scratch_neighbours: Vec::new(),
             scratch_members: Vec::new(),
@@ -180,7 +177,6 @@ impl<T: Clone, D: Eq + Clone> Group<T, D> {
             budget.live -= 1;
         }
         self.neighbours.remove_oldest(self.base, &front.embedded);
-        self.marks.pop_front();
         self.payloads.pop_front();
         self.base += 1;
     }
@@ -208,8 +204,6 @@ impl<T: Clone, D: Eq + Clone> Group<T, D> {
             return;
         }
         let id = self.next_id();
-        self.stamp += 1;
-        let stamp = self.stamp;
 
         // 1. Neighbours: the live points whose pair with e satisfies some rule.
         let mut candidates = std::mem::take(&mut self.scratch_candidates);
@@ -218,6 +212,13 @@ impl<T: Clone, D: Eq + Clone> Group<T, D> {
         neighbours.clear();
         self.neighbours
             .query(embedded, self.rules.reach_squared(), &mut candidates);
+        // The candidates' entries lie anywhere in the window: ask for them all before
+        // reading the first, so that their misses overlap.
+        for &q in &candidates {
+            let i = self.index(q);
+            prefetch_lines(&self.points[i]);
+            crate::hint::prefetch(&self.payloads[i]);
+        }
         let e = PairEnd {
             cause,
             time,
@@ -237,7 +238,6 @@ impl<T: Clone, D: Eq + Clone> Group<T, D> {
             };
             let pair = self.rules.pair_mask(&older, &e);
             if pair != 0 {
-                self.marks[i] = Mark { stamp, pair };
                 neighbours.push((q, pair));
             }
         }
@@ -260,8 +260,12 @@ impl<T: Clone, D: Eq + Clone> Group<T, D> {
                     if mask == 0 {
                         break;
                     }
-                    let mark = self.marks[self.index(p + u64::from(d))];
-                    mask &= if mark.stamp == stamp { mark.pair } else { 0 };
+                    // The neighbours are few and sorted, and in cache.
+                    let q = p + u64::from(d);
+                    mask &= match neighbours.binary_search_by_key(&q, |&(n, _)| n) {
+                        Ok(k) => neighbours[k].1,
+                        Err(_) => 0,
+                    };
                 }
                 if mask != 0 {
                     let start = members.len();
@@ -306,7 +310,6 @@ impl<T: Clone, D: Eq + Clone> Group<T, D> {
             distinct: distinct.clone(),
             owned: Owned::default(),
         });
-        self.marks.push_back(Mark::default());
         self.payloads.push_back(payload.clone());
 
         // 5. Report: rules in order, each rule's sets in lexicographic order. Found sets

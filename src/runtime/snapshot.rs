@@ -27,8 +27,9 @@ use crate::event::Event;
 /// The first bytes of every snapshot.
 const MAGIC: &[u8; 8] = b"CCPNSNAP";
 /// The layout of the state: bumped whenever it changes (2: a token of one constituent
-/// refers to its terminator rather than to a constituent list).
-pub(crate) const VERSION: u32 = 2;
+/// refers to its terminator rather than to a constituent list; 3: the counting index
+/// keeps no marks on its points).
+pub(crate) const VERSION: u32 = 3;
 
 /// A snapshot could not be restored.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]

@@ -61,6 +61,15 @@ impl Held {
     }
 }
 
+/// Fetches the first two cache lines of the allocation behind `a` (its reference counts
+/// and the event's fixed fields).
+fn prefetch_arc<T>(a: &Arc<T>) {
+    let p = Arc::as_ptr(a).cast::<u8>().wrapping_sub(16);
+    crate::hint::prefetch(p);
+    crate::hint::prefetch(p.wrapping_add(64));
+    crate::hint::prefetch(p.wrapping_add(127));
+}
+
 /// The index shared by the `Count` components of one input, and the matches of the
 /// current step (each component takes its rule's share when it fires).
 #[derive(serde::Serialize, serde::Deserialize)]
@@ -145,6 +154,24 @@ impl CountShared {
             budget.live -= 1;
             self.index.drop_before(self.first);
         }
+        // The next occurrences to leave will be freed soon: their events are long out
+        // of cache. Fetch the event of the second (its attribute list's address is
+        // read next time) and the attribute list of the first.
+        if let Some(Held {
+            constituents: Constituents::One(m),
+            ..
+        }) = self.held.get(1)
+        {
+            prefetch_arc(&m.event);
+        }
+        if let Some(Held {
+            constituents: Constituents::One(m),
+            ..
+        }) = self.held.front()
+        {
+            crate::hint::prefetch(m.event.attrs.as_ptr());
+            crate::hint::prefetch(m.event.attrs.as_ptr().wrapping_add(1));
+        }
         let number = self.first + self.held.len() as u64;
         self.held.push_back(Held::of(y));
         budget.add();
@@ -153,6 +180,19 @@ impl CountShared {
             .insert(y.cause, y.end, at, distinct, number, &mut self.matches);
         self.owners
             .extend(std::iter::repeat_n(y.serial, self.matches.len() - before));
+        // Each match takes a reference to its members' events, older and cold: fetch
+        // them all at once rather than one miss after another.
+        for (_, members) in self.matches.iter().skip(before) {
+            for &n in &members[..members.len() - 1] {
+                if let Some(Held {
+                    constituents: Constituents::One(m),
+                    ..
+                }) = self.held.get((n - self.first) as usize)
+                {
+                    crate::hint::prefetch(Arc::as_ptr(&m.event).cast::<u8>().wrapping_sub(16));
+                }
+            }
+        }
     }
 
     /// Occurrences held (each a live point of the index).
