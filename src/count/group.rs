@@ -194,6 +194,7 @@ impl<T: Clone, D: Eq + Clone> Group<T, D> {
         payload: &T,
         budget: &mut Budget,
         out: &mut Matches<T>,
+        ahead: &mut impl FnMut(&T),
     ) {
         for &bit in self.rules.singles() {
             if self.rules.single_matches(bit, distinct.is_some()) {
@@ -239,6 +240,7 @@ impl<T: Clone, D: Eq + Clone> Group<T, D> {
             let pair = self.rules.pair_mask(&older, &e);
             if pair != 0 {
                 neighbours.push((q, pair));
+                ahead(&self.payloads[i]);
             }
         }
         // Independent of the lookup's order: the cap keeps sets first come, first served.

@@ -228,9 +228,11 @@ impl<T: Clone, D: Eq + Clone> CountIndex<T, D> {
     }
 
     /// Inserts a point caused by input event `cause` (points of one cause never share a
-    /// set) at `time` (non-decreasing across calls; this expires first), and appends to `out` one match (rule index, members'
-    /// payloads in insertion order) per newly complete set — rules in index order, and
-    /// for each rule sets in the lexicographic order of their members' insertion.
+    /// set) at `time` (non-decreasing across calls; this expires first), and appends to
+    /// `out` one match (rule index, members' payloads in insertion order) per newly
+    /// complete set — rules in index order, and for each rule sets in the lexicographic
+    /// order of their members' insertion.
+    #[cfg_attr(not(test), allow(dead_code))] // the runtime uses `insert_with`
     pub(crate) fn insert(
         &mut self,
         cause: u64,
@@ -239,6 +241,23 @@ impl<T: Clone, D: Eq + Clone> CountIndex<T, D> {
         distinct: Option<D>,
         payload: T,
         out: &mut Matches<T>,
+    ) {
+        self.insert_with(cause, time, at, distinct, payload, out, |_| {});
+    }
+
+    /// As [`CountIndex::insert`], calling `ahead` with the payload of each neighbour
+    /// as soon as it is found, before any match is made: a chance to fetch into cache
+    /// what the caller will read of the matches' members.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn insert_with(
+        &mut self,
+        cause: u64,
+        time: Timestamp,
+        at: Point,
+        distinct: Option<D>,
+        payload: T,
+        out: &mut Matches<T>,
+        mut ahead: impl FnMut(&T),
     ) {
         self.expire(time);
         let embedded = metric::embed(self.space, at);
@@ -252,6 +271,7 @@ impl<T: Clone, D: Eq + Clone> CountIndex<T, D> {
                 &payload,
                 &mut self.budget,
                 out,
+                &mut ahead,
             );
         }
     }

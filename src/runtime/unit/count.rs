@@ -176,8 +176,21 @@ impl CountShared {
         self.held.push_back(Held::of(y));
         budget.add();
         let before = self.matches.len();
-        self.index
-            .insert(y.cause, y.end, at, distinct, number, &mut self.matches);
+        let (held, first) = (&self.held, self.first);
+        self.index.insert_with(
+            y.cause,
+            y.end,
+            at,
+            distinct,
+            number,
+            &mut self.matches,
+            // A neighbour's entry is read for each match it is in.
+            |&n| {
+                if let Some(h) = held.get((n - first) as usize) {
+                    crate::hint::prefetch(h);
+                }
+            },
+        );
         self.owners
             .extend(std::iter::repeat_n(y.serial, self.matches.len() - before));
         // Each match takes a reference to its members' events, older and cold: fetch
