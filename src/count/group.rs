@@ -252,7 +252,9 @@ impl<T: Clone, D: Eq + Clone> Group<T, D> {
         let mut found = std::mem::take(&mut self.scratch_found);
         members.clear();
         found.clear();
-        for &(p, pair) in &neighbours {
+        for (k, &(p, pair)) in neighbours.iter().enumerate() {
+            // The sets p owns have their other members after p.
+            let later = &neighbours[k + 1..];
             let start = members.len();
             members.extend_from_slice(&[p, id]);
             self.record(start, pair, &mut members, &mut found);
@@ -264,8 +266,8 @@ impl<T: Clone, D: Eq + Clone> Group<T, D> {
                     }
                     // The neighbours are few and sorted, and in cache.
                     let q = p + u64::from(d);
-                    mask &= match neighbours.binary_search_by_key(&q, |&(n, _)| n) {
-                        Ok(k) => neighbours[k].1,
+                    mask &= match later.binary_search_by_key(&q, |&(n, _)| n) {
+                        Ok(j) => later[j].1,
                         Err(_) => 0,
                     };
                 }
