@@ -4,9 +4,11 @@
 //! **Why the grid.** Points arrive and leave in time order, one insertion and one
 //! removal per event, and a query covers a fixed radius. The grid hashes each point
 //! into a cell of side three times the largest rule's reach; a cell is a queue of its points
-//! (id and embedding) in arrival order, so adding appends at the back and expiry pops
-//! the front — no allocation per event (emptied cells' storage is reused), no
-//! rebalancing — and a query filters each cell's points by distance in one pass. It
+//! (id and embedding) in arrival order, kept in one slice, so adding appends at the back
+//! and expiry steps past the front (compacting once half the storage is dead) — no
+//! allocation per event (emptied cells' storage is reused), no rebalancing — and a
+//! query filters each cell's points by distance in one pass over one slice (5 % faster
+//! than over a `VecDeque`'s two, in interleaved runs through the detector). It
 //! visits one or two cells per axis (three dimensions for WGS84). The R*-tree (`rstar`)
 //! pays a descent on every insertion, a search on every removal, and rebalancing. On the
 //! `count` benches (one rule, n = 3, 1,000 live points, uniform), the whole index ran at
@@ -22,8 +24,6 @@
 //! the cubes obliquely, and of the 4.6 cubes a query spans on average some lie wholly
 //! inside or outside it: a query does not look those up (it measured 8–12 % faster
 //! through the detector, for all it adds in arithmetic).
-
-use std::collections::VecDeque;
 
 use rstar::primitives::GeomWithData;
 use rstar::RTree;
@@ -141,9 +141,55 @@ pub(super) struct Grid {
     /// The reach queries must cover.
     reach: f64,
     /// By packed cell key (see [`pack`]).
-    cells: FxHashMap<u64, VecDeque<(u64, Embedded)>>,
+    cells: FxHashMap<u64, Cell>,
     #[serde(skip)]
-    spare: Vec<VecDeque<(u64, Embedded)>>,
+    spare: Vec<Cell>,
+}
+
+/// One cell's points (id, embedding) in arrival order: a queue kept in one slice, so
+/// that a query reads it in one pass. Leaving points are skipped by moving `head`; the
+/// storage is compacted once they are half of it.
+#[derive(Default, serde::Serialize, serde::Deserialize)]
+struct Cell {
+    head: usize,
+    points: Vec<(u64, Embedded)>,
+}
+
+impl Cell {
+    /// The points, oldest first.
+    fn live(&self) -> &[(u64, Embedded)] {
+        &self.points[self.head..]
+    }
+
+    fn push(&mut self, id: u64, at: Embedded) {
+        self.points.push((id, at));
+    }
+
+    /// Removes point `id` (the oldest, unless misused).
+    fn remove(&mut self, id: u64) {
+        match self.live().first() {
+            Some(&(first, _)) if first == id => self.head += 1,
+            _ => {
+                let head = self.head;
+                let mut i = 0;
+                self.points.retain(|&(q, _)| {
+                    i += 1;
+                    i <= head || q != id
+                });
+            }
+        }
+        if self.head == self.points.len() {
+            self.head = 0;
+            self.points.clear();
+        } else if self.head * 2 >= self.points.len() {
+            self.points.drain(..self.head);
+            self.head = 0;
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.head == self.points.len()
+    }
 }
 
 impl Grid {
@@ -185,7 +231,7 @@ impl Grid {
         self.cells
             .entry(key)
             .or_insert_with(|| spare.pop().unwrap_or_default())
-            .push_back((id, *at));
+            .push(id, *at);
     }
 
     fn remove_oldest(&mut self, id: u64, at: &Embedded) {
@@ -193,13 +239,7 @@ impl Grid {
         let Some(cell) = self.cells.get_mut(&key) else {
             return;
         };
-        // The oldest point is the first of its cell; search only if misused.
-        match cell.front() {
-            Some(&(first, _)) if first == id => {
-                cell.pop_front();
-            }
-            _ => cell.retain(|&(q, _)| q != id),
-        }
+        cell.remove(id);
         if cell.is_empty() {
             if let Some(cell) = self.cells.remove(&key) {
                 if self.spare.len() < SPARE_CELLS {
@@ -210,9 +250,10 @@ impl Grid {
     }
 
     fn query(&self, at: &Embedded, reach_squared: f64, out: &mut Vec<u64>) {
-        let near = |cell: &VecDeque<(u64, Embedded)>, out: &mut Vec<u64>| {
+        let near = |cell: &Cell, out: &mut Vec<u64>| {
             out.extend(
-                cell.iter()
+                cell.live()
+                    .iter()
                     .filter(|(_, p)| metric::squared(p, at) <= reach_squared)
                     .map(|&(q, _)| q),
             );
@@ -287,6 +328,35 @@ mod tests {
                 .wrapping_add(1442695040888963407);
             (seed >> 11) as f64 / (1u64 << 53) as f64
         }
+    }
+
+    #[test]
+    fn a_cell_is_a_queue_in_arrival_order() {
+        let at = [0.0; 3];
+        let ids = |c: &Cell| c.live().iter().map(|p| p.0).collect::<Vec<_>>();
+        let mut c = Cell::default();
+        for id in 0..10 {
+            c.push(id, at);
+        }
+        // Oldest first: skipped, then compacted once half the storage is dead.
+        for id in 0..4 {
+            c.remove(id);
+        }
+        assert_eq!((ids(&c), c.head), ((4..10).collect(), 4));
+        c.remove(4);
+        assert_eq!((ids(&c), c.head), ((5..10).collect(), 0));
+        // Out of order (misuse): found and removed all the same.
+        c.remove(7);
+        assert_eq!(ids(&c), [5, 6, 8, 9]);
+        c.remove(5);
+        c.remove(9);
+        assert_eq!(ids(&c), [6, 8]);
+        c.push(10, at);
+        for id in [6, 8, 10] {
+            c.remove(id);
+        }
+        assert!(c.is_empty());
+        assert_eq!((c.head, c.points.len()), (0, 0));
     }
 
     #[test]
