@@ -42,6 +42,7 @@
 //! See `docs/operators.md` for each operator's meaning and `docs/architecture.md`
 //! for how the crate is organised.
 
+// `deny`, not `forbid`: `hint` allows it for one prefetch instruction, and nothing else.
 #![deny(unsafe_code)]
 
 mod compile;
