@@ -5,8 +5,9 @@
 //! member of the sets it creates. So the new sets containing `e` are exactly: `{p, e}`
 //! for each neighbour `p` (a pair satisfying some rule), and `S ∪ {e}` for each kept set
 //! `S` whose owner is a neighbour and whose other members are neighbours too (looked
-//! up in the sorted list of neighbours, which is small and in cache), serving the rules of `S` and of every pair `{q, e}` (q ∈ S)
-//! — the note's join of two (k−1)-sets and their closing pair, done online. A new set
+//! up in the sorted list of neighbours, which is small and in cache), serving the
+//! rules of `S` and of every pair `{q, e}` (q ∈ S) — the note's join of two
+//! (k−1)-sets and their closing pair, done online. A new set
 //! that completes a rule (n members) is a match; it is kept for the rules that need
 //! more members, if the cap allows.
 //!
@@ -44,7 +45,7 @@ fn prefetch_lines<V>(v: &V) {
     for offset in (0..std::mem::size_of::<V>()).step_by(64) {
         crate::hint::prefetch(p.wrapping_add(offset));
     }
-    crate::hint::prefetch(p.wrapping_add(std::mem::size_of::<V>() - 1));
+    crate::hint::prefetch(p.wrapping_add(std::mem::size_of::<V>().saturating_sub(1)));
 }
 
 /// A set found during one insertion, before it is kept or reported.
@@ -183,6 +184,7 @@ impl<T: Clone, D: Eq + Clone> Group<T, D> {
 
     /// Inserts a point (after `expire(time)`), appending its matches to `out`: rules in
     /// order, each rule's sets in the lexicographic order of their members' ids.
+    /// `ahead` gets each neighbour's payload as soon as the neighbour is found.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn insert(
         &mut self,
