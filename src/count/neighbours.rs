@@ -179,16 +179,12 @@ impl Cell {
 
     /// Removes point `id` (the oldest, unless misused).
     fn remove(&mut self, id: u64) {
-        match self.live().first() {
-            Some(&(first, _)) if first == id => self.head += 1,
-            _ => {
-                let head = self.head;
-                let mut i = 0;
-                self.points.retain(|&(q, _)| {
-                    i += 1;
-                    i <= head || q != id
-                });
+        match self.live().iter().position(|&(q, _)| q == id) {
+            Some(0) => self.head += 1,
+            Some(i) => {
+                self.points.remove(self.head + i);
             }
+            None => {}
         }
         if self.head == self.points.len() {
             self.head = 0;
