@@ -54,6 +54,7 @@ pub mod io;
 mod model;
 mod net;
 pub mod partition;
+mod petri;
 mod runtime;
 mod spatial;
 mod spec;

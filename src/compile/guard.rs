@@ -6,7 +6,7 @@ use super::StabGroup;
 use super::{output, Ports};
 use crate::filter::Filter;
 use crate::model::{Model, ZoneId};
-use crate::net::{ArcKind, PetriNet};
+use crate::petri::{ArcKind, PetriNet};
 use crate::runtime::{Guard, Stab, Unit};
 use crate::spatial::RelSet;
 

@@ -2,7 +2,6 @@
 //! (its input places, transitions, arcs and output place), components are joined by
 //! connection transitions, and the run-time [`Program`] is laid out beside the graph.
 
-mod dispatch;
 mod guard;
 mod pair;
 mod repeat;
@@ -12,39 +11,9 @@ use std::sync::Arc;
 use petgraph::graph::NodeIndex;
 use rustc_hash::FxHashMap;
 
-pub(crate) use dispatch::Dispatch;
-
 use crate::model::{Model, Op};
-use crate::net::{ArcKind, PetriNet};
-use crate::runtime::Unit;
-
-/// What runs: one unit per component, and the connection transitions as fan-out lists.
-#[derive(Clone, Debug)]
-pub(crate) struct Program {
-    /// One per model node, in topological order.
-    pub(crate) units: Vec<Unit>,
-    /// For each component, the (component, input arc) pairs its output place feeds.
-    pub(crate) consumers: Vec<Vec<(usize, usize)>>,
-    /// The atomic components reading each event type's source place.
-    pub(crate) by_type: FxHashMap<Arc<str>, Dispatch>,
-    /// The output names each component's occurrences are reported under.
-    pub(crate) outputs: Vec<Vec<Arc<str>>>,
-    /// The counting indexes: one per input (and `distinct` attribute) of `Count`s.
-    pub(crate) counts: Vec<CountGroup>,
-    /// For each component, the moving zones (indexes into the model's `moving`) that
-    /// its occurrences re-centre.
-    pub(crate) anchors: Vec<Vec<usize>>,
-    /// For each zone, the stab components whose R*-tree holds it.
-    pub(crate) zone_stabs: Vec<Vec<usize>>,
-}
-
-/// The rules of the `Count` components sharing one level-wise index.
-#[derive(Clone, Debug)]
-pub(crate) struct CountGroup {
-    pub(crate) of: usize,
-    pub(crate) distinct: Option<crate::model::Attr>,
-    pub(crate) rules: Vec<crate::count::Rule>,
-}
+use crate::petri::{ArcKind, PetriNet};
+use crate::runtime::{CountGroup, Dispatch, Program};
 
 /// The `Within` components reading one input: they share one zone R*-tree.
 pub(crate) struct StabGroup {
@@ -60,7 +29,7 @@ pub(crate) struct Ports {
 }
 
 /// Builds the Petri net and the program of a model.
-pub(crate) fn compile(model: &Model) -> (PetriNet, Program) {
+pub(crate) fn compile(model: &Arc<Model>) -> (PetriNet, Program) {
     let mut net = PetriNet::default();
     let n = model.nodes.len();
     let mut units = Vec::with_capacity(n);
@@ -216,6 +185,7 @@ pub(crate) fn compile(model: &Model) -> (PetriNet, Program) {
     (
         net,
         Program {
+            model: Arc::clone(model),
             units,
             consumers,
             by_type,

@@ -2,7 +2,7 @@
 
 use super::{key_label, output, window_label, Ports};
 use crate::model::{PairKind, PairOpts};
-use crate::net::{ArcKind, PetriNet};
+use crate::petri::{ArcKind, PetriNet};
 use crate::runtime::{Any, Not, Pair, Unit};
 
 fn guard_label(opts: &PairOpts) -> String {

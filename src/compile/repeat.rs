@@ -2,7 +2,7 @@
 
 use super::{key_label, output, window_label, Ports};
 use crate::model::IntervalKind;
-use crate::net::{ArcKind, PetriNet};
+use crate::petri::{ArcKind, PetriNet};
 use crate::runtime::{Count, Interval, Times, Unit};
 
 /// Times: the pending place feeds the firing transition through an arc of weight k.

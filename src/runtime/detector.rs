@@ -9,13 +9,13 @@ use serde::{Deserialize, Serialize};
 use super::detection::Detection;
 use super::dirty::Dirty;
 use super::place::Budget;
+use super::program::Program;
 use super::snapshot::{self, RestoreError};
 use super::timer::Timers;
 use super::token::{Term, Token};
 use super::unit::{CountShared, Cx, Unit, UnitState};
 use crate::event::{Event, Timestamp};
 use crate::spatial::{Shape, Zone};
-use crate::Net;
 
 /// Limits that keep a detector's memory bounded.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -110,7 +110,7 @@ pub struct Stats {
 /// ```
 #[derive(Debug)]
 pub struct Detector {
-    net: Arc<Net>,
+    program: Arc<Program>,
     options: DetectorOptions,
     units: Vec<Unit>,
     timers: Timers,
@@ -136,32 +136,9 @@ pub struct Detector {
 }
 
 impl Detector {
-    /// A detector for `net` with default limits.
-    pub fn new(net: &Net) -> Detector {
-        Detector::with_options(net, DetectorOptions::default())
-    }
-
-    /// A detector for `net` with the given limits.
-    pub fn with_options(net: &Net, options: DetectorOptions) -> Detector {
-        Detector::with_shared_net(Arc::new(net.clone()), options)
-    }
-
-    /// Like [`Detector::with_options`], sharing `net` rather than copying it: many
-    /// detectors of one net (one per partition, say) then share its zones and zone
-    /// trees until a moving zone moves in one of them.
-    ///
-    /// ```
-    /// use std::sync::Arc;
-    /// use ccpn::{Detector, DetectorOptions, Net};
-    ///
-    /// let net = Arc::new(Net::from_ron("n.ron", r#"Net(events: {"a": Atomic(type: "A")}, outputs: ["a"])"#)?);
-    /// let detectors: Vec<Detector> =
-    ///     (0..4).map(|_| Detector::with_shared_net(net.clone(), DetectorOptions::default())).collect();
-    /// assert_eq!(detectors.len(), 4);
-    /// # Ok::<(), ccpn::NetError>(())
-    /// ```
-    pub fn with_shared_net(net: Arc<Net>, options: DetectorOptions) -> Detector {
-        let mut units = net.program.units.clone();
+    /// A detector running `program`, with the given limits.
+    pub(crate) fn from_program(program: Arc<Program>, options: DetectorOptions) -> Detector {
+        let mut units = program.units.clone();
         if !options.zone_index {
             for u in &mut units {
                 if let Unit::Stab(stab) = u {
@@ -170,9 +147,8 @@ impl Detector {
             }
         }
         let n = units.len();
-        let space = net.model.space;
-        let counts = net
-            .program
+        let space = program.model.space;
+        let counts = program
             .counts
             .iter()
             .map(|g| CountShared::new(space, g.rules.clone(), g.distinct.clone(), options.max_sets))
@@ -193,7 +169,7 @@ impl Detector {
             counts,
             emitted: Vec::new(),
             quiet: false,
-            net,
+            program,
             options,
         }
     }
@@ -227,12 +203,12 @@ impl Detector {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn snapshot(&self) -> Vec<u8> {
-        let model = &self.net.model;
+        let model = &self.program.model;
         let moved = model
             .moving
             .iter()
             .map(|m| {
-                let stab = self.net.program.zone_stabs[m.zone].first()?;
+                let stab = self.program.zone_stabs[m.zone].first()?;
                 let Unit::Stab(stab) = &self.units[*stab] else {
                     return None;
                 };
@@ -255,19 +231,15 @@ impl Detector {
         snapshot::encode(&model.fingerprint, &state)
     }
 
-    /// A detector for `net` in the state [`Detector::snapshot`] saved, with the
-    /// options it had.
-    ///
-    /// # Errors
-    ///
-    /// [`RestoreError`] if the bytes are not a snapshot, are of another format
-    /// version or another net (or the net's text or GeoJSON files changed), or are
-    /// damaged.
-    pub fn restore(net: &Net, bytes: &[u8]) -> Result<Detector, RestoreError> {
-        let model = &net.model;
+    /// A detector running `program` in the state [`Detector::snapshot`] saved.
+    pub(crate) fn restore_program(
+        program: &Arc<Program>,
+        bytes: &[u8],
+    ) -> Result<Detector, RestoreError> {
+        let model = &program.model;
         let state: State<Vec<CountShared>> =
             snapshot::decode(&model.fingerprint, &model.key_attrs, bytes)?;
-        let mut d = Detector::with_options(net, state.options);
+        let mut d = Detector::from_program(Arc::clone(program), state.options);
         let mismatch = |what: &str| RestoreError::Corrupt(format!("{what} do not match the net"));
         if state.units.len() != d.units.len()
             || state.counts.len() != d.counts.len()
@@ -290,7 +262,7 @@ impl Detector {
                     name: zone.name.clone(),
                     shape,
                 };
-                place_zone(&net.program, &mut d.units, model.moving[m].zone, &zone);
+                place_zone(program, &mut d.units, model.moving[m].zone, &zone);
             }
         }
         d.counts = state.counts;
@@ -302,11 +274,6 @@ impl Detector {
         d.seq = state.seq;
         d.processed = state.processed;
         Ok(d)
-    }
-
-    /// The net this detector runs.
-    pub fn net(&self) -> &Net {
-        &self.net
     }
 
     /// The limits the detector runs with (those of the snapshot, for one restored).
@@ -395,11 +362,11 @@ impl Detector {
         self.now = event.time;
         self.processed += 1;
         let step = self.next_step();
-        let net = Arc::clone(&self.net);
-        let Some(atomics) = net.program.by_type.get(&*event.kind) else {
+        let program = Arc::clone(&self.program);
+        let Some(atomics) = program.by_type.get(&*event.kind) else {
             return Ok(());
         };
-        let tok = Token::atomic(step, Arc::new(Term::new(event, &net.model.key_attrs)));
+        let tok = Token::atomic(step, Arc::new(Term::new(event, &program.model.key_attrs)));
         // The atomic components read the type's source place first: fire them here
         // rather than through the step's inbox (their consumers all come later).
         atomics.each(&tok.term, |id| {
@@ -476,7 +443,7 @@ impl Detector {
     /// Runs `f` on unit `id` and fans its new tokens out along the connection transitions.
     fn fire(&mut self, id: usize, step: u64, f: impl FnOnce(&mut Unit, &mut Cx<'_>)) {
         let Detector {
-            net,
+            program,
             units,
             timers,
             budget,
@@ -494,10 +461,10 @@ impl Detector {
         } = self;
         let quiet = *quiet;
         let mut cx = Cx {
-            discard: quiet && net.program.consumers[id].is_empty(),
+            discard: quiet && program.consumers[id].is_empty(),
             now: *now,
             cause: step,
-            space: net.model.space,
+            space: program.model.space,
             budget,
             timers,
             unit: id,
@@ -506,16 +473,16 @@ impl Detector {
             counts,
         };
         f(&mut units[id], &mut cx);
-        let program = &net.program;
+        let program = &**program;
         let own = produced.drain(..).map(|tok| (id, tok));
         for (node, mut tok) in own.chain(routed.drain(..)) {
             *serial += 1;
             tok.serial = *serial;
             tok.cause = step;
             for &m in &program.anchors[node] {
-                move_zone(&net.model, program, units, m, &tok);
+                move_zone(&program.model, program, units, m, &tok);
             }
-            let zones = &net.model.zones;
+            let zones = &program.model.zones;
             let outputs = &program.outputs[node];
             if quiet {
                 // Detections of an observed event are not made; the token goes on
@@ -586,7 +553,7 @@ fn deliver(
 /// its heading) in every R*-tree that holds it.
 fn move_zone(
     model: &crate::model::Model,
-    program: &crate::compile::Program,
+    program: &Program,
     units: &mut [Unit],
     m: usize,
     tok: &Token,
@@ -635,7 +602,7 @@ fn move_zone(
 }
 
 /// Puts `zone` as zone `z` in every R*-tree that holds `z`.
-fn place_zone(program: &crate::compile::Program, units: &mut [Unit], z: usize, zone: &Zone) {
+fn place_zone(program: &Program, units: &mut [Unit], z: usize, zone: &Zone) {
     for &u in &program.zone_stabs[z] {
         if let Unit::Stab(stab) = &mut units[u] {
             stab.update(z, zone.clone());

@@ -1,7 +1,7 @@
 //! Parsing a net file into a [`NetSpec`], and finding where things are in its text.
 
 use super::NetSpec;
-use crate::model::Problem;
+use super::Problem;
 
 /// Parses RON text; a syntax or shape error becomes one [`Problem`] at the parser's position.
 pub(crate) fn parse(file: &str, src: &str) -> Result<NetSpec, Problem> {

@@ -4,8 +4,10 @@
 //! [`crate::model`] turns a [`NetSpec`] into something the compiler may rely on.
 
 mod load;
+mod problem;
 
 pub(crate) use load::{line_col, locate, parse};
+pub use problem::Problem;
 
 use std::collections::BTreeMap;
 

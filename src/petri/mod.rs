@@ -1,0 +1,107 @@
+//! The compositional coloured Petri net: places, transitions and arcs in a petgraph
+//! graph, grouped into one component net per operator and joined by connection
+//! transitions. Built once at load; drawn by [`dot`]; never walked per event.
+
+mod dot;
+
+pub(crate) use dot::to_dot;
+
+use petgraph::graph::{DiGraph, NodeIndex};
+
+/// A node of the net.
+#[derive(Clone, Debug)]
+pub(crate) enum NetNode {
+    /// A place, holding a multiset of tokens.
+    Place {
+        label: String,
+        component: Option<usize>,
+    },
+    /// A transition of a component net.
+    Transition { label: String, component: usize },
+    /// A connection transition: copies each token of a component's output place into
+    /// an input place of a component that uses it.
+    Connection,
+}
+
+/// How an arc acts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ArcKind {
+    /// Takes tokens (place → transition, with a weight) or puts them (transition → place).
+    Normal,
+    /// Reads tokens without taking them (an initiator stays available).
+    Read,
+    /// Empties the place it points to (`Not`'s absent).
+    Reset,
+}
+
+/// An arc; its label shows its weight, guard or spatial predicate.
+#[derive(Clone, Debug)]
+pub(crate) struct NetArc {
+    pub(crate) kind: ArcKind,
+    pub(crate) label: String,
+}
+
+/// The whole net, and a name for each component (an operator of the model).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct PetriNet {
+    pub(crate) graph: DiGraph<NetNode, NetArc>,
+    /// `name: Operator` of each component, by model node.
+    pub(crate) components: Vec<String>,
+}
+
+impl PetriNet {
+    pub(crate) fn place(
+        &mut self,
+        label: impl Into<String>,
+        component: Option<usize>,
+    ) -> NodeIndex {
+        self.graph.add_node(NetNode::Place {
+            label: label.into(),
+            component,
+        })
+    }
+
+    pub(crate) fn transition(&mut self, label: impl Into<String>, component: usize) -> NodeIndex {
+        self.graph.add_node(NetNode::Transition {
+            label: label.into(),
+            component,
+        })
+    }
+
+    pub(crate) fn arc(
+        &mut self,
+        from: NodeIndex,
+        to: NodeIndex,
+        kind: ArcKind,
+        label: impl Into<String>,
+    ) {
+        self.graph.add_edge(
+            from,
+            to,
+            NetArc {
+                kind,
+                label: label.into(),
+            },
+        );
+    }
+
+    /// Joins output place `from` to input place `to` through a connection transition.
+    pub(crate) fn connect(&mut self, from: NodeIndex, to: NodeIndex) {
+        let t = self.graph.add_node(NetNode::Connection);
+        self.arc(from, t, ArcKind::Normal, "");
+        self.arc(t, to, ArcKind::Normal, "");
+    }
+
+    /// Counts of (places, transitions, connection transitions, arcs).
+    pub(crate) fn counts(&self) -> (usize, usize, usize, usize) {
+        let mut c = (0, 0, 0, self.graph.edge_count());
+        for n in self.graph.node_weights() {
+            match n {
+                NetNode::Place { .. } => c.0 += 1,
+                NetNode::Transition { .. } => c.1 += 1,
+                NetNode::Connection => c.2 += 1,
+            }
+        }
+        c
+    }
+}
