@@ -24,7 +24,7 @@ use super::levels::{Levels, Owned};
 use super::metric::Embedded;
 use super::neighbours::{Lookup, Neighbours};
 use super::rules::{PairEnd, Rules};
-use super::{Budget, Matches, Rule};
+use super::{Matches, Rule, SetBudget};
 
 /// A live point.
 #[derive(serde::Serialize, serde::Deserialize)]
@@ -127,7 +127,7 @@ impl<T: Clone, D: Eq + Clone> Group<T, D> {
     }
 
     /// Drops what no rule can use at `now` or later.
-    pub(super) fn expire(&mut self, now: i64, budget: &mut Budget) {
+    pub(super) fn expire(&mut self, now: i64, budget: &mut SetBudget) {
         let max_window = self.rules.max_window().unwrap_or(i64::MIN);
         for c in 0..self.cursors.len() {
             let window = self.rules.class_windows()[c];
@@ -161,7 +161,7 @@ impl<T: Clone, D: Eq + Clone> Group<T, D> {
     }
 
     /// Drops the points inserted before the `id`-th (and every set containing them).
-    pub(super) fn drop_before(&mut self, id: u64, budget: &mut Budget) {
+    pub(super) fn drop_before(&mut self, id: u64, budget: &mut SetBudget) {
         while self.base < id && !self.points.is_empty() {
             self.pop_oldest(budget);
         }
@@ -169,7 +169,7 @@ impl<T: Clone, D: Eq + Clone> Group<T, D> {
 
     /// Drops the oldest point and the sets it is in: it is the oldest member of each,
     /// so it owns them all.
-    fn pop_oldest(&mut self, budget: &mut Budget) {
+    fn pop_oldest(&mut self, budget: &mut SetBudget) {
         let Some(front) = self.points.pop_front() else {
             return;
         };
@@ -194,7 +194,7 @@ impl<T: Clone, D: Eq + Clone> Group<T, D> {
         embedded: &Embedded,
         distinct: &Option<D>,
         payload: &T,
-        budget: &mut Budget,
+        budget: &mut SetBudget,
         out: &mut Matches<T>,
         ahead: &mut impl FnMut(&T),
     ) {

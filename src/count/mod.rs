@@ -160,7 +160,7 @@ impl<T> Matches<T> {
 
 /// The cap on kept sets, shared by the groups.
 #[derive(Clone, Copy, Debug, serde::Serialize, serde::Deserialize)]
-struct Budget {
+struct SetBudget {
     /// The most sets kept at once.
     max: usize,
     /// Sets kept now.
@@ -177,7 +177,7 @@ pub(crate) struct CountIndex<T, D> {
     space: Space,
     max_n: usize,
     groups: Vec<Group<T, D>>,
-    budget: Budget,
+    budget: SetBudget,
 }
 
 impl<T: Clone, D: Eq + Clone> CountIndex<T, D> {
@@ -202,7 +202,7 @@ impl<T: Clone, D: Eq + Clone> CountIndex<T, D> {
             space,
             max_n: rules.iter().map(|r| r.n).max().unwrap_or(0),
             groups,
-            budget: Budget {
+            budget: SetBudget {
                 max: max_sets,
                 live: 0,
                 refused: 0,

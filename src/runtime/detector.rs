@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::detection::Detection;
 use super::dirty::Dirty;
-use super::place::Budget;
+use super::place::TokenBudget;
 use super::program::Program;
 use super::snapshot::{self, RestoreError};
 use super::timer::Timers;
@@ -114,7 +114,7 @@ pub struct Detector {
     options: DetectorOptions,
     units: Vec<Unit>,
     timers: Timers,
-    budget: Budget,
+    budget: TokenBudget,
     now: Timestamp,
     /// Steps taken (events and timer ticks); the next step's number.
     steps: u64,
@@ -156,7 +156,7 @@ impl Detector {
         Detector {
             units,
             timers: Timers::default(),
-            budget: Budget::new(options.max_tokens),
+            budget: TokenBudget::new(options.max_tokens),
             now: Timestamp::MIN,
             steps: 0,
             serial: 0,
@@ -620,7 +620,7 @@ struct State<'a, C> {
     moved: Vec<Option<MovedZone>>,
     counts: C,
     timers: Cow<'a, Timers>,
-    budget: Cow<'a, Budget>,
+    budget: Cow<'a, TokenBudget>,
     now: Timestamp,
     steps: u64,
     serial: u64,

@@ -16,7 +16,7 @@
 use rustc_hash::FxHashMap;
 use smallvec::SmallVec;
 
-use super::place::{Budget, Place};
+use super::place::{Place, TokenBudget};
 use super::token::{KeyVal, Token};
 use crate::event::{Point, Space, Timestamp};
 use crate::model::{Attr, Context};
@@ -120,7 +120,7 @@ impl GridPlace {
         k: Option<&KeyVal>,
         tok: Token,
         now: Timestamp,
-        budget: &mut Budget,
+        budget: &mut TokenBudget,
     ) {
         self.sweep(now, budget);
         let Some(p) = tok.term.location else { return };
@@ -138,7 +138,7 @@ impl GridPlace {
     }
 
     /// Drops every cell's expired tokens, and empty cells, once per window.
-    fn sweep(&mut self, now: Timestamp, budget: &mut Budget) {
+    fn sweep(&mut self, now: Timestamp, budget: &mut TokenBudget) {
         let Some(w) = self.window else { return };
         if now < self.next_sweep {
             return;
@@ -160,7 +160,7 @@ impl GridPlace {
         y: &Token,
         ctx: Context,
         now: Timestamp,
-        budget: &mut Budget,
+        budget: &mut TokenBudget,
         mut eligible: impl FnMut(&Token) -> bool,
         mut fire: impl FnMut(&[&Token]),
     ) -> bool {

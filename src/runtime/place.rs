@@ -10,7 +10,7 @@ use crate::model::Attr;
 
 /// The net-wide cap on live tokens, and what it cost.
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
-pub(crate) struct Budget {
+pub(crate) struct TokenBudget {
     pub(crate) live: usize,
     pub(crate) peak: usize,
     pub(crate) cap: usize,
@@ -20,9 +20,9 @@ pub(crate) struct Budget {
     pub(crate) truncated: u64,
 }
 
-impl Budget {
-    pub(crate) fn new(cap: usize) -> Budget {
-        Budget {
+impl TokenBudget {
+    pub(crate) fn new(cap: usize) -> TokenBudget {
+        TokenBudget {
             live: 0,
             peak: 0,
             cap,
@@ -91,7 +91,7 @@ impl Place {
     pub(crate) fn with_bucket<R>(
         &mut self,
         k: Option<&KeyVal>,
-        budget: &mut Budget,
+        budget: &mut TokenBudget,
         f: impl FnOnce(&mut Bucket) -> (R, usize),
     ) -> Option<R> {
         let b = match k {
@@ -122,7 +122,7 @@ impl Place {
         k: Option<&KeyVal>,
         tok: Token,
         now: Timestamp,
-        budget: &mut Budget,
+        budget: &mut TokenBudget,
     ) {
         let horizon = self.sweep(now, budget);
         let b = match k {
@@ -164,7 +164,7 @@ impl Place {
     pub(crate) fn remove_where(
         &mut self,
         k: Option<&KeyVal>,
-        budget: &mut Budget,
+        budget: &mut TokenBudget,
         mut drop: impl FnMut(&Token) -> bool,
     ) {
         self.with_bucket(k, budget, |b| {
@@ -176,7 +176,7 @@ impl Place {
 
     /// Drops the tokens at the front of every bucket that start before `horizon`, and
     /// the buckets left empty.
-    pub(crate) fn expire_all(&mut self, horizon: Timestamp, budget: &mut Budget) {
+    pub(crate) fn expire_all(&mut self, horizon: Timestamp, budget: &mut TokenBudget) {
         let mut removed = pop_expired(&mut self.flat, horizon);
         self.keyed.retain(|_, b| {
             removed += pop_expired(b, horizon);
@@ -189,7 +189,7 @@ impl Place {
     /// The horizon of the window at `now` (tokens starting before it can no longer
     /// take part), after sweeping every bucket if a window has passed since the last
     /// sweep; `None` for a place without a window.
-    fn sweep(&mut self, now: Timestamp, budget: &mut Budget) -> Option<Timestamp> {
+    fn sweep(&mut self, now: Timestamp, budget: &mut TokenBudget) -> Option<Timestamp> {
         let w = self.window?;
         let horizon = now.saturating_add(-w);
         if now >= self.next_sweep {
@@ -208,7 +208,7 @@ impl Place {
         &mut self,
         k: Option<&KeyVal>,
         now: Timestamp,
-        budget: &mut Budget,
+        budget: &mut TokenBudget,
         f: impl FnOnce(&mut Bucket) -> (R, usize),
     ) -> Option<R> {
         let Some(horizon) = self.sweep(now, budget) else {

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use smallvec::SmallVec;
 
-use super::super::place::Budget;
+use super::super::place::TokenBudget;
 use super::super::token::{Extra, KeyVal, Member, Members, Token};
 use super::Cx;
 use crate::count::{CountIndex, Matches, Rule};
@@ -126,7 +126,7 @@ impl CountShared {
     }
 
     /// Inserts `y` once per step, whichever of the sharing components fires first.
-    fn insert(&mut self, y: &Token, step: u64, budget: &mut Budget) {
+    fn insert(&mut self, y: &Token, step: u64, budget: &mut TokenBudget) {
         if self.step != step {
             self.step = step;
             self.inserted.clear();

@@ -5,7 +5,7 @@ use std::collections::VecDeque;
 
 use rustc_hash::FxHashMap;
 
-use super::super::place::Budget;
+use super::super::place::TokenBudget;
 use super::super::token::{Extra, KeyVal, Token};
 use super::Cx;
 use crate::event::Timestamp;
@@ -94,7 +94,7 @@ impl Interval {
         (t.since(t0) == offset).then_some(t)
     }
 
-    fn sweep(&mut self, now: Timestamp, budget: &mut Budget) {
+    fn sweep(&mut self, now: Timestamp, budget: &mut TokenBudget) {
         let Some(w) = self.window else { return };
         if now < self.next_sweep {
             return;

@@ -23,7 +23,7 @@ use std::borrow::Cow;
 
 use serde::{Deserialize, Serialize};
 
-use super::place::{Budget, Place};
+use super::place::{Place, TokenBudget};
 use super::timer::Timers;
 use super::token::Token;
 use crate::event::{Space, Timestamp};
@@ -36,7 +36,7 @@ pub(crate) struct Cx<'a> {
     /// The step's number: tokens it makes carry it as their cause.
     pub(crate) cause: u64,
     pub(crate) space: Space,
-    pub(crate) budget: &'a mut Budget,
+    pub(crate) budget: &'a mut TokenBudget,
     pub(crate) timers: &'a mut Timers,
     /// The index of the unit firing (for its timers).
     pub(crate) unit: usize,

@@ -3,7 +3,7 @@
 
 use super::super::bind::{bind, remove_positions, Binding};
 use super::super::grid::GridPlace;
-use super::super::place::{Budget, Place};
+use super::super::place::{Place, TokenBudget};
 use super::super::token::{Extra, KeyVal, Token};
 use super::{eligible, Cx};
 use crate::event::{Space, Timestamp};
@@ -32,7 +32,7 @@ enum Store {
 }
 
 impl Store {
-    fn push(&mut self, k: Option<&KeyVal>, tok: Token, now: Timestamp, budget: &mut Budget) {
+    fn push(&mut self, k: Option<&KeyVal>, tok: Token, now: Timestamp, budget: &mut TokenBudget) {
         match self {
             Store::Flat(p) => p.push(k, tok, now, budget),
             Store::Grid(g) => g.push(k, tok, now, budget),

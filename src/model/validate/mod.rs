@@ -1,0 +1,428 @@
+//! Checking a [`NetSpec`] and binding it into a [`Model`]: names, cycles, parameter
+//! values, zones, and sharing of identical sub-expressions. The checks of each
+//! operator family are in their own files, as in `compile`: `guard.rs` (Atomic,
+//! Within, Or), `pair.rs` (Seq, And, Any, Not, Dist, Direction) and `repeat.rs`
+//! (Count, A, A*, P, P*, Times).
+
+mod guard;
+mod pair;
+mod repeat;
+
+use sha2::{Digest, Sha256};
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use super::duration::micros;
+use super::{Attr, Context, Model, NetError, Node, NodeId, Op, PairOpts, Problem};
+use crate::spatial::Zone;
+use crate::spec::{self, ContextSpec, DurationSpec, NetSpec, OpSpec, ZoneSpec};
+
+/// Largest `m`, `k` or operand count an operator may have.
+pub(crate) const MAX_ARITY: usize = 1024;
+
+impl Model {
+    /// Loads a net from its text; `file` names it in error messages.
+    pub(crate) fn load(file: &str, src: &str) -> Result<Model, NetError> {
+        let spec = spec::parse(file, src).map_err(|p| NetError::Invalid { problems: vec![p] })?;
+        let mut v = Validator {
+            file,
+            src,
+            spec: &spec,
+            problems: Vec::new(),
+            warnings: Vec::new(),
+            key_attrs: Vec::new(),
+            zone_ids: HashMap::new(),
+            zones: Vec::new(),
+            nodes: Vec::new(),
+            by_name: HashMap::new(),
+            canon: HashMap::new(),
+            visiting: Vec::new(),
+            digest: Sha256::new_with_prefix(src.as_bytes()),
+        };
+        v.zones();
+        let names: Vec<&String> = spec.events.keys().collect();
+        for name in names {
+            v.node(name);
+        }
+        let outputs = v.outputs();
+        v.unused(&outputs);
+        let moving = v.moving();
+        let Validator {
+            mut problems,
+            mut warnings,
+            zones,
+            nodes,
+            key_attrs,
+            digest,
+            ..
+        } = v;
+        if !problems.is_empty() {
+            problems.sort_by_key(|p| (p.line, p.col));
+            problems.dedup();
+            return Err(NetError::Invalid { problems });
+        }
+        warnings.sort_by_key(|p| (p.line, p.col));
+        Ok(Model {
+            space: spec.space,
+            zones,
+            nodes,
+            outputs,
+            warnings,
+            key_attrs,
+            moving,
+            fingerprint: digest.finalize().into(),
+        })
+    }
+}
+
+struct Validator<'a> {
+    file: &'a str,
+    src: &'a str,
+    spec: &'a NetSpec,
+    problems: Vec<Problem>,
+    warnings: Vec<Problem>,
+    zone_ids: HashMap<&'a str, usize>,
+    zones: Vec<Zone>,
+    nodes: Vec<Node>,
+    /// Resolved names: `None` while a name failed to resolve.
+    by_name: HashMap<&'a str, Option<NodeId>>,
+    /// Canonical form of each node, for sharing identical sub-expressions.
+    canon: HashMap<String, NodeId>,
+    /// The chain of names being resolved, to report cycles.
+    visiting: Vec<&'a str>,
+    key_attrs: Vec<Arc<str>>,
+    /// The net's text and the GeoJSON files it reads.
+    digest: Sha256,
+}
+
+impl<'a> Validator<'a> {
+    fn problem_at(&self, path: &[&str], message: String) -> Problem {
+        let (line, col) = spec::locate(self.src, path);
+        Problem {
+            file: self.file.to_owned(),
+            line,
+            col,
+            message,
+        }
+    }
+
+    fn error(&mut self, path: &[&str], message: String) {
+        let p = self.problem_at(path, message);
+        self.problems.push(p);
+    }
+
+    fn warn(&mut self, path: &[&str], message: String) {
+        let p = self.problem_at(path, message);
+        self.warnings.push(p);
+    }
+
+    /// Builds the zones (see `model/zones.rs`), in name order.
+    fn zones(&mut self) {
+        let (zones, problems) =
+            super::zones::build(self.file, self.src, self.spec, &mut self.digest);
+        for (name, zone) in zones {
+            self.zone_ids.insert(name, self.zones.len());
+            self.zones.push(zone);
+        }
+        self.problems.extend(problems);
+    }
+
+    /// Warns that an interval operator keyed without a window keeps an open interval
+    /// for every key value until its end comes.
+    fn warn_open_intervals(&mut self, name: &str) {
+        let msg = format!(
+            "`{name}` has no `within`: an open interval per key value waits until its end comes"
+        );
+        self.warn(&[name], msg);
+    }
+
+    /// Is zone `name` anchored to a tracked object?
+    fn moves(&self, name: &str) -> bool {
+        matches!(
+            self.spec.zones.get(name),
+            Some(
+                ZoneSpec::Circle {
+                    anchor: Some(_),
+                    ..
+                } | ZoneSpec::Sector {
+                    anchor: Some(_),
+                    ..
+                }
+            )
+        )
+    }
+
+    /// Binds the anchors of moving zones to events.
+    fn moving(&mut self) -> Vec<super::Moving> {
+        let mut moving = Vec::new();
+        for (name, z) in &self.spec.zones {
+            let (anchor, heading) = match z {
+                ZoneSpec::Circle { anchor, .. } => (anchor, &None),
+                ZoneSpec::Sector {
+                    anchor, heading, ..
+                } => (anchor, heading),
+                _ => continue,
+            };
+            let Some(anchor) = anchor else {
+                if heading.is_some() {
+                    self.error(
+                        &[name],
+                        format!("zone `{name}`: `heading` needs an `anchor`"),
+                    );
+                }
+                continue;
+            };
+            let Some(&zone) = self.zone_ids.get(name.as_str()) else {
+                continue;
+            };
+            match self.by_name.get(anchor.as_str()) {
+                Some(Some(node)) => moving.push(super::Moving {
+                    zone,
+                    anchor: *node,
+                    heading: heading.as_deref().map(Arc::from),
+                }),
+                Some(None) => {}
+                None => {
+                    let msg = format!(
+                        "zone `{name}` is anchored to `{anchor}`, which is not an event of the net"
+                    );
+                    self.error(&[name, anchor], msg);
+                }
+            }
+        }
+        moving
+    }
+
+    fn outputs(&mut self) -> Vec<(Arc<str>, NodeId)> {
+        let mut out = Vec::new();
+        if self.spec.outputs.is_empty() {
+            self.warn(&[], "`outputs` is empty: the net detects nothing".into());
+        }
+        for name in &self.spec.outputs {
+            match self.by_name.get(name.as_str()) {
+                Some(Some(id)) => out.push((Arc::from(name.as_str()), *id)),
+                Some(None) => {}
+                None => {
+                    let (line, col) = locate_output(self.src, name);
+                    self.problems.push(Problem {
+                        file: self.file.to_owned(),
+                        line,
+                        col,
+                        message: format!("output `{name}` is not an event of the net"),
+                    });
+                }
+            }
+        }
+        out
+    }
+
+    /// Warns about events that no output depends on.
+    fn unused(&mut self, outputs: &[(Arc<str>, NodeId)]) {
+        let mut used = vec![false; self.nodes.len()];
+        for (_, id) in outputs {
+            used[*id] = true;
+        }
+        for id in (0..self.nodes.len()).rev() {
+            if used[id] {
+                for o in self.nodes[id].op.operands() {
+                    used[o] = true;
+                }
+            }
+        }
+        let unused: Vec<String> = (0..self.nodes.len())
+            .filter(|&id| !used[id])
+            .flat_map(|id| self.nodes[id].names.iter().map(|n| n.to_string()))
+            .collect();
+        for name in unused {
+            self.warn(
+                &[&name],
+                format!("event `{name}` is not an output and feeds none"),
+            );
+        }
+    }
+
+    /// Resolves the event called `name`, building its operands first.
+    fn node(&mut self, name: &'a str) -> Option<NodeId> {
+        if let Some(done) = self.by_name.get(name) {
+            return *done;
+        }
+        if let Some(pos) = self.visiting.iter().position(|n| *n == name) {
+            let mut chain: Vec<&str> = self.visiting[pos..].to_vec();
+            chain.push(name);
+            let msg = format!("cycle between composite events: {}", chain.join(" -> "));
+            self.error(&[name], msg);
+            return None;
+        }
+        let spec = self.spec.events.get(name)?;
+        self.visiting.push(name);
+        let op = self.op(name, spec);
+        self.visiting.pop();
+        let id = op.map(|op| self.intern(Some(name), op));
+        self.by_name.insert(name, id);
+        id
+    }
+
+    /// Adds `op` as a node, or returns the identical node already built.
+    fn intern(&mut self, name: Option<&str>, op: Op) -> NodeId {
+        let key = format!("{op:?}");
+        let id = match self.canon.get(&key) {
+            Some(&id) => id,
+            None => {
+                self.nodes.push(Node {
+                    names: Vec::new(),
+                    op,
+                });
+                self.canon.insert(key, self.nodes.len() - 1);
+                self.nodes.len() - 1
+            }
+        };
+        if let Some(name) = name {
+            self.nodes[id].names.push(name.into());
+        }
+        id
+    }
+
+    /// Resolves an operand name used by event `user`.
+    fn operand(&mut self, user: &'a str, name: &'a str) -> Option<NodeId> {
+        if !self.spec.events.contains_key(name) {
+            let msg = format!("`{user}` refers to `{name}`, which is not an event of the net");
+            self.error(&[user, name], msg);
+            return None;
+        }
+        self.node(name)
+    }
+
+    fn operands(&mut self, user: &'a str, names: &'a [String]) -> Option<Vec<NodeId>> {
+        let ids: Vec<Option<NodeId>> = names.iter().map(|n| self.operand(user, n)).collect();
+        ids.into_iter().collect()
+    }
+
+    fn duration(
+        &mut self,
+        user: &str,
+        field: &str,
+        d: &Option<DurationSpec>,
+    ) -> Option<Option<i64>> {
+        match d {
+            None => Some(None),
+            Some(d) => match micros(d) {
+                Ok(us) => Some(Some(us)),
+                Err(msg) => {
+                    self.error(&[user], format!("`{user}`: `{field}`: {msg}"));
+                    None
+                }
+            },
+        }
+    }
+
+    fn opts(
+        &mut self,
+        user: &str,
+        within: &Option<DurationSpec>,
+        key: &Option<String>,
+        distinct: &Option<String>,
+        context: ContextSpec,
+    ) -> Option<PairOpts> {
+        let window = self.duration(user, "within", within)?;
+        if window.is_none() {
+            self.warn(
+                &[user],
+                format!(
+                    "`{user}` has no `within`: its waiting occurrences are bounded only by --max-tokens"
+                ),
+            );
+        }
+        let context = match context {
+            ContextSpec::Recent => Context::Recent,
+            ContextSpec::Chronicle => Context::Chronicle,
+            ContextSpec::Continuous => Context::Continuous,
+            ContextSpec::Cumulative => Context::Cumulative,
+            ContextSpec::Unrestricted => Context::Unrestricted,
+        };
+        Some(PairOpts {
+            window,
+            key: key.as_deref().map(|k| self.attr(k)),
+            distinct: distinct.as_deref().map(|d| self.attr(d)),
+            context,
+        })
+    }
+
+    /// The slot of a `key:` or `distinct:` attribute.
+    fn attr(&mut self, name: &str) -> Attr {
+        let slot = match self.key_attrs.iter().position(|a| &**a == name) {
+            Some(slot) => slot,
+            None => {
+                self.key_attrs.push(name.into());
+                self.key_attrs.len() - 1
+            }
+        };
+        Attr {
+            name: self.key_attrs[slot].clone(),
+            slot,
+        }
+    }
+
+    fn zone(&mut self, user: &str, name: &str) -> Option<usize> {
+        match self.zone_ids.get(name) {
+            Some(&id) => Some(id),
+            None => {
+                if !self.spec.zones.contains_key(name) {
+                    self.error(
+                        &[user, name],
+                        format!("`{user}` refers to unknown zone `{name}`"),
+                    );
+                }
+                None
+            }
+        }
+    }
+
+    /// Checks one operator and binds its operands: each family of operators is
+    /// checked in its own file, as `compile` builds each in its own.
+    fn op(&mut self, name: &'a str, spec: &'a OpSpec) -> Option<Op> {
+        match spec {
+            OpSpec::Atomic { .. } | OpSpec::Within { .. } | OpSpec::Or { .. } => {
+                self.guard_op(name, spec)
+            }
+            OpSpec::Seq { .. }
+            | OpSpec::And { .. }
+            | OpSpec::Any { .. }
+            | OpSpec::Not { .. }
+            | OpSpec::Dist { .. }
+            | OpSpec::Direction { .. } => self.pair_op(name, spec),
+            OpSpec::Count { .. }
+            | OpSpec::A { .. }
+            | OpSpec::AStar { .. }
+            | OpSpec::P { .. }
+            | OpSpec::PStar { .. }
+            | OpSpec::Times { .. } => self.repeat_op(name, spec),
+        }
+    }
+}
+
+/// Position of an output name inside the `outputs` list.
+fn locate_output(src: &str, name: &str) -> (usize, usize) {
+    let from = src.find("outputs").unwrap_or(0);
+    let needle = format!("{name:?}");
+    let at = src[from..].find(&needle).map_or(from, |p| from + p);
+    spec::line_col(src, at)
+}
+
+/// Position of byte `offset` of a `when` expression of event `name`.
+pub(super) fn locate_when(src: &str, name: &str, when: &str, offset: usize) -> (usize, usize) {
+    let (line, col) = spec::locate(src, &[name]);
+    // Find the expression's string literal after the entry's key.
+    let start = line_start(src, line) + col - 1;
+    let lit = format!("{when:?}");
+    match src.get(start..).and_then(|s| s.find(&lit)) {
+        Some(p) => {
+            let (l, c) = spec::line_col(src, start + p);
+            (l, c + 1 + when[..offset.min(when.len())].chars().count())
+        }
+        None => (line, col),
+    }
+}
+
+fn line_start(src: &str, line: usize) -> usize {
+    src.split_inclusive('\n').take(line - 1).map(str::len).sum()
+}
