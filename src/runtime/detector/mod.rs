@@ -1,0 +1,277 @@
+//! The [`Detector`]: pushes atomic events through a compiled net, in event time,
+//! and returns the detections each one causes. `step.rs` fires components and fans
+//! their tokens out, `saved.rs` snapshots and restores, `zones.rs` moves zones, and
+//! `limits.rs` holds the options, counters and errors.
+
+mod limits;
+mod saved;
+mod step;
+mod zones;
+
+pub use limits::{DetectorOptions, PushError, Stats};
+
+use std::sync::Arc;
+
+use super::detection::Detection;
+use super::dirty::Dirty;
+use super::place::TokenBudget;
+use super::program::Program;
+use super::timer::Timers;
+use super::token::{Term, Token};
+use super::unit::{CountShared, Unit};
+use crate::event::{Event, Timestamp};
+
+/// Detects the output events of a net in a stream of atomic events.
+///
+/// Events must be pushed in non-decreasing time. The detector is `Send`, does no
+/// I/O, and depends only on event time, never on the wall clock.
+///
+/// ```
+/// use ccpn::{Detector, Event, Net, Timestamp};
+///
+/// let net = Net::from_ron("inline.ron", r#"Net(
+///     events: {
+///         "a": Atomic(type: "A"),
+///         "b": Atomic(type: "B"),
+///         "ab": Seq(of: ["a", "b"], within: 60.0),
+///     },
+///     outputs: ["ab"],
+/// )"#)?;
+/// let mut detector = Detector::new(&net);
+/// let t = |s: f64| Timestamp::from_secs_f64(s).unwrap();
+/// assert!(detector.push(Event::new(1, "A", t(0.0)))?.is_empty());
+/// let found = detector.push(Event::new(2, "B", t(30.0)))?;
+/// assert_eq!(found.len(), 1);
+/// assert_eq!(found[0].ids().cloned().collect::<Vec<_>>(), vec![1.into(), 2.into()]);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug)]
+pub struct Detector {
+    program: Arc<Program>,
+    options: DetectorOptions,
+    units: Vec<Unit>,
+    timers: Timers,
+    budget: TokenBudget,
+    now: Timestamp,
+    /// Steps taken (events and timer ticks); the next step's number.
+    steps: u64,
+    serial: u64,
+    seq: u64,
+    processed: u64,
+    /// Per unit: tokens that arrived this step, with their input arc.
+    inbox: Vec<Vec<(usize, Token)>>,
+    /// Units with a non-empty inbox, taken in topological order.
+    dirty: Dirty,
+    produced: Vec<Token>,
+    routed: Vec<(usize, Token)>,
+    /// The counting indexes.
+    counts: Vec<CountShared>,
+    /// Detections of the current step.
+    emitted: Vec<Detection>,
+    /// The current step is an observed event's: it makes no detections.
+    quiet: bool,
+}
+
+impl Detector {
+    /// A detector running `program`, with the given limits.
+    pub(crate) fn from_program(program: Arc<Program>, options: DetectorOptions) -> Detector {
+        let mut units = program.units.clone();
+        if !options.zone_index {
+            for u in &mut units {
+                if let Unit::Stab(stab) = u {
+                    stab.scan_linearly();
+                }
+            }
+        }
+        let n = units.len();
+        let space = program.model.space;
+        let counts = program
+            .counts
+            .iter()
+            .map(|g| CountShared::new(space, g.rules.clone(), g.distinct.clone(), options.max_sets))
+            .collect();
+        Detector {
+            units,
+            timers: Timers::default(),
+            budget: TokenBudget::new(options.max_tokens),
+            now: Timestamp::MIN,
+            steps: 0,
+            serial: 0,
+            seq: 0,
+            processed: 0,
+            inbox: vec![Vec::new(); n],
+            dirty: Dirty::new(n),
+            produced: Vec::new(),
+            routed: Vec::new(),
+            counts,
+            emitted: Vec::new(),
+            quiet: false,
+            program,
+            options,
+        }
+    }
+
+    /// The limits the detector runs with (those of the snapshot, for one restored).
+    pub fn options(&self) -> DetectorOptions {
+        self.options
+    }
+
+    /// The detector's current event time.
+    pub fn now(&self) -> Timestamp {
+        self.now
+    }
+
+    /// Processes one event and returns the detections it causes (after those of any
+    /// periodic ticks due strictly before its time).
+    ///
+    /// # Errors
+    ///
+    /// [`PushError::Late`] if the event is older than the detector's time; it is not processed.
+    pub fn push(&mut self, event: Event) -> Result<Vec<Detection>, PushError> {
+        let mut out = Vec::new();
+        self.push_into(event, &mut out)?;
+        Ok(out)
+    }
+
+    /// Like [`Detector::push_into`] for an event whose detections another detector
+    /// reports: its state changes as with `push_into` (the event can take part in
+    /// later detections), but the detections it terminates are not made, nor the
+    /// work whose only use is making them. The ticks due before it are made, as by
+    /// `push_into`. A partition uses it for the copies of events another partition
+    /// owns (see [`crate::partition`]).
+    ///
+    /// ```
+    /// use ccpn::{Detector, Event, Net, Timestamp};
+    ///
+    /// let net = Net::from_ron("n.ron", r#"Net(
+    ///     events: { "a": Atomic(type: "A"), "pair": Dist(a: "a", b: "a", max: 5.0, within: 60.0) },
+    ///     outputs: ["pair"],
+    /// )"#)?;
+    /// let t = |s: f64| Timestamp::from_secs_f64(s).unwrap();
+    /// let mut d = Detector::new(&net);
+    /// let mut out = Vec::new();
+    /// d.observe_into(Event::new(1, "A", t(0.0)).at(0.0, 0.0), &mut out)?;
+    /// d.observe_into(Event::new(2, "A", t(1.0)).at(1.0, 0.0), &mut out)?; // pairs with 1, unreported
+    /// assert!(out.is_empty());
+    /// d.push_into(Event::new(3, "A", t(2.0)).at(2.0, 0.0), &mut out)?; // pairs with 2
+    /// assert_eq!(out[0].ids().cloned().collect::<Vec<_>>(), vec![2.into(), 3.into()]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`PushError::Late`] if the event is older than the detector's time.
+    pub fn observe_into(
+        &mut self,
+        event: Event,
+        out: &mut Vec<Detection>,
+    ) -> Result<(), PushError> {
+        if event.time < self.now {
+            return Err(PushError::Late {
+                time: event.time,
+                now: self.now,
+            });
+        }
+        self.run_timers(event.time, false, out);
+        self.quiet = true;
+        let mut none = Vec::new();
+        let pushed = self.push_into(event, &mut none);
+        self.quiet = false;
+        debug_assert!(none.is_empty());
+        pushed
+    }
+
+    /// Like [`Detector::push`], appending detections to `out`.
+    ///
+    /// # Errors
+    ///
+    /// [`PushError::Late`] if the event is older than the detector's time.
+    pub fn push_into(&mut self, event: Event, out: &mut Vec<Detection>) -> Result<(), PushError> {
+        if event.time < self.now {
+            return Err(PushError::Late {
+                time: event.time,
+                now: self.now,
+            });
+        }
+        self.run_timers(event.time, false, out);
+        self.now = event.time;
+        self.processed += 1;
+        let step = self.next_step();
+        let program = Arc::clone(&self.program);
+        let Some(atomics) = program.by_type.get(&*event.kind) else {
+            return Ok(());
+        };
+        let tok = Token::atomic(step, Arc::new(Term::new(event, &program.model.key_attrs)));
+        // The atomic components read the type's source place first: fire them here
+        // rather than through the step's inbox (their consumers all come later).
+        atomics.each(&tok.term, |id| {
+            self.fire(id, step, |u, cx| u.fire(0, &tok, cx))
+        });
+        self.run_step(step, out);
+        Ok(())
+    }
+
+    /// Moves event time to `time` without an event, firing periodic ticks due strictly
+    /// before it (an event at `time` itself may still come and pre-empt a tick then).
+    /// Earlier times are ignored.
+    pub fn advance_to(&mut self, time: Timestamp) -> Vec<Detection> {
+        let mut out = Vec::new();
+        if time > self.now {
+            self.run_timers(time, false, &mut out);
+            self.now = time;
+        }
+        out
+    }
+
+    /// Ends the stream: fires the ticks due at the current time. No event should be
+    /// pushed at the current time afterwards.
+    pub fn finish(&mut self) -> Vec<Detection> {
+        let mut out = Vec::new();
+        let now = self.now;
+        self.run_timers(now, true, &mut out);
+        out
+    }
+
+    /// Counters of the work so far.
+    pub fn stats(&self) -> Stats {
+        let live: usize = self.units.iter().map(Unit::live).sum::<usize>()
+            + self.counts.iter().map(CountShared::live).sum::<usize>();
+        let mut live_sets: Vec<usize> = Vec::new();
+        let mut refused_sets = 0;
+        for c in &self.counts {
+            let (sets, refused) = c.stats();
+            if live_sets.len() < sets.len() {
+                live_sets.resize(sets.len(), 0);
+            }
+            for (total, n) in live_sets.iter_mut().zip(sets) {
+                *total += n;
+            }
+            refused_sets += refused;
+        }
+        Stats {
+            processed: self.processed,
+            detections: self.seq,
+            live_tokens: live,
+            peak_live_tokens: self.budget.peak.max(live),
+            evicted: self.budget.evicted,
+            timers: self.timers.len(),
+            live_sets,
+            refused_sets,
+            truncated_firings: self.budget.truncated,
+        }
+    }
+
+    fn next_step(&mut self) -> u64 {
+        self.steps += 1;
+        self.steps
+    }
+
+    fn run_timers(&mut self, bound: Timestamp, inclusive: bool, out: &mut Vec<Detection>) {
+        while let Some((at, unit, tag)) = self.timers.pop_due(bound, inclusive) {
+            self.now = self.now.max(at);
+            let step = self.next_step();
+            self.fire(unit, step, |u, cx| u.tick(at, tag, cx));
+            self.run_step(step, out);
+        }
+    }
+}

@@ -1,0 +1,120 @@
+//! One step of a detector: a component fires, and the tokens it makes travel along
+//! the connection transitions to the components that read them (or become
+//! detections); the step's components fire in topological order.
+
+use super::zones::move_zone;
+use super::Detector;
+use crate::runtime::detection::Detection;
+use crate::runtime::dirty::Dirty;
+use crate::runtime::token::Token;
+use crate::runtime::unit::{Cx, Unit};
+
+impl Detector {
+    /// Runs `f` on unit `id` and fans its new tokens out along the connection transitions.
+    pub(super) fn fire(&mut self, id: usize, step: u64, f: impl FnOnce(&mut Unit, &mut Cx<'_>)) {
+        let Detector {
+            program,
+            units,
+            timers,
+            budget,
+            now,
+            serial,
+            seq,
+            inbox,
+            dirty,
+            produced,
+            routed,
+            emitted,
+            counts,
+            quiet,
+            ..
+        } = self;
+        let quiet = *quiet;
+        let mut cx = Cx {
+            discard: quiet && program.consumers[id].is_empty(),
+            now: *now,
+            cause: step,
+            space: program.model.space,
+            budget,
+            timers,
+            unit: id,
+            out: produced,
+            routed,
+            counts,
+        };
+        f(&mut units[id], &mut cx);
+        let program = &**program;
+        let own = produced.drain(..).map(|tok| (id, tok));
+        for (node, mut tok) in own.chain(routed.drain(..)) {
+            *serial += 1;
+            tok.serial = *serial;
+            tok.cause = step;
+            for &m in &program.anchors[node] {
+                move_zone(&program.model, program, units, m, &tok);
+            }
+            let zones = &program.model.zones;
+            let outputs = &program.outputs[node];
+            if quiet {
+                // Detections of an observed event are not made; the token goes on
+                // to the components that read it.
+                for &(c, role) in &program.consumers[node] {
+                    deliver(inbox, dirty, c, role, tok.clone());
+                }
+                continue;
+            }
+            match program.consumers[node].split_last() {
+                Some(((last, last_role), rest)) => {
+                    for name in outputs {
+                        emitted.push(Detection::from_token(name.clone(), *seq, &tok, zones));
+                        *seq += 1;
+                    }
+                    for &(c, role) in rest {
+                        deliver(inbox, dirty, c, role, tok.clone());
+                    }
+                    deliver(inbox, dirty, *last, *last_role, tok);
+                }
+                // Read by nothing else: the last detection takes the token's constituents.
+                None => {
+                    if let Some((last, rest)) = outputs.split_last() {
+                        for name in rest {
+                            emitted.push(Detection::from_token(name.clone(), *seq, &tok, zones));
+                            *seq += 1;
+                        }
+                        emitted.push(Detection::from_last_token(last.clone(), *seq, tok, zones));
+                        *seq += 1;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Fires every unit that received tokens in this step, in topological order.
+    pub(super) fn run_step(&mut self, step: u64, out: &mut Vec<Detection>) {
+        while let Some(id) = self.dirty.pop() {
+            let mut inbox = std::mem::take(&mut self.inbox[id]);
+            inbox.sort_by_key(|(role, _)| *role);
+            for (role, tok) in inbox.drain(..) {
+                self.fire(id, step, |u, cx| u.fire(role, &tok, cx));
+            }
+            // Keep the allocation for the next step.
+            if self.inbox[id].is_empty() {
+                self.inbox[id] = inbox;
+            }
+        }
+        out.append(&mut self.emitted);
+    }
+}
+
+/// Puts `tok` in the input place `role` of unit `unit`, marking the unit to fire.
+fn deliver(
+    inbox: &mut [Vec<(usize, Token)>],
+    dirty: &mut Dirty,
+    unit: usize,
+    role: usize,
+    tok: Token,
+) {
+    if inbox[unit].is_empty() {
+        dirty.mark(unit);
+    }
+    inbox[unit].push((role, tok));
+}
