@@ -7,7 +7,7 @@ use super::{output, Ports};
 use crate::filter::Filter;
 use crate::model::{Model, ZoneId};
 use crate::petri::{ArcKind, PetriNet};
-use crate::runtime::{Guard, Stab, Unit};
+use crate::runtime::{Component, Guard, Stab};
 use crate::spatial::RelSet;
 
 /// Atomic: the type's source place, read by a transition guarded by `when`.
@@ -17,13 +17,13 @@ pub(super) fn atomic(
     label: &str,
     source: NodeIndex,
     filter: Option<&Filter>,
-) -> (Unit, Ports) {
+) -> (Component, Ports) {
     let guard = filter.map_or_else(|| "match".to_owned(), |f| format!("when {f}"));
     let t = net.transition(guard, id);
     net.arc(source, t, ArcKind::Read, "");
     let out = output(net, id, label, t, "");
     (
-        Unit::Guard(Guard::Atomic(filter.cloned())),
+        Component::Guard(Guard::Atomic(filter.cloned())),
         Ports {
             inputs: vec![],
             output: out,
@@ -42,18 +42,18 @@ pub(super) fn within(
     zones: &[ZoneId],
     group: &StabGroup,
     stab_place: NodeIndex,
-) -> (Unit, Ports) {
+) -> (Component, Ports) {
     let names: Vec<&str> = zones.iter().map(|&z| &*model.zones[z].name).collect();
     let t = net.transition("within", id);
     net.arc(stab_place, t, ArcKind::Read, "stab hit");
     let out = output(net, id, label, t, &format!("IN({})", names.join(" ∨ ")));
-    let unit = if group.members[0].0 == id {
-        Unit::Stab(Stab::new(model.space, &model.zones, group.members.clone()))
+    let component = if group.members[0].0 == id {
+        Component::Stab(Stab::new(model.space, &model.zones, group.members.clone()))
     } else {
-        Unit::Served
+        Component::Served
     };
     (
-        unit,
+        component,
         Ports {
             inputs: vec![stab_place],
             output: out,
@@ -69,7 +69,7 @@ pub(super) fn dir_box(
     model: &Model,
     rels: &RelSet,
     zone: ZoneId,
-) -> (Unit, Ports) {
+) -> (Component, Ports) {
     let z = &model.zones[zone];
     let rect = z
         .bbox(model.space)
@@ -79,7 +79,7 @@ pub(super) fn dir_box(
     net.arc(input, t, ArcKind::Normal, "");
     let out = output(net, id, label, t, &format!("{:?}(box {})", rels.0, z.name));
     (
-        Unit::Guard(Guard::DirBox(rels.clone(), rect)),
+        Component::Guard(Guard::DirBox(rels.clone(), rect)),
         Ports {
             inputs: vec![input],
             output: out,
@@ -88,7 +88,7 @@ pub(super) fn dir_box(
 }
 
 /// Or: one transition per operand into a shared output place.
-pub(super) fn or(net: &mut PetriNet, id: usize, label: &str, n: usize) -> (Unit, Ports) {
+pub(super) fn or(net: &mut PetriNet, id: usize, label: &str, n: usize) -> (Component, Ports) {
     let out = net.place(format!("{label}.out"), Some(id));
     let mut inputs = Vec::with_capacity(n);
     for i in 0..n {
@@ -99,7 +99,7 @@ pub(super) fn or(net: &mut PetriNet, id: usize, label: &str, n: usize) -> (Unit,
         inputs.push(input);
     }
     (
-        Unit::Guard(Guard::Or),
+        Component::Guard(Guard::Or),
         Ports {
             inputs,
             output: out,

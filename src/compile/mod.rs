@@ -32,7 +32,7 @@ pub(crate) struct Ports {
 pub(crate) fn compile(model: &Arc<Model>) -> (PetriNet, Program) {
     let mut net = PetriNet::default();
     let n = model.nodes.len();
-    let mut units = Vec::with_capacity(n);
+    let mut components = Vec::with_capacity(n);
     let mut ports: Vec<Ports> = Vec::with_capacity(n);
     let mut atomics: FxHashMap<Arc<str>, Vec<(usize, Option<&crate::filter::Filter>)>> =
         FxHashMap::default();
@@ -55,7 +55,7 @@ pub(crate) fn compile(model: &Arc<Model>) -> (PetriNet, Program) {
     for (id, node) in model.nodes.iter().enumerate() {
         let label = node.label(id);
         net.components.push(format!("{label}: {}", node.op.name()));
-        let (unit, p) = match &node.op {
+        let (component, p) = match &node.op {
             Op::Atomic { kind, filter } => {
                 let source = *type_places
                     .entry(kind.clone())
@@ -136,7 +136,7 @@ pub(crate) fn compile(model: &Arc<Model>) -> (PetriNet, Program) {
                 kind, window, key, ..
             } => repeat::interval(&mut net, id, &label, *kind, *window, key),
         };
-        units.push(unit);
+        components.push(component);
         ports.push(p);
     }
     let mut consumers = vec![Vec::new(); n];
@@ -186,7 +186,7 @@ pub(crate) fn compile(model: &Arc<Model>) -> (PetriNet, Program) {
         net,
         Program {
             model: Arc::clone(model),
-            units,
+            components,
             consumers,
             by_type,
             outputs,

@@ -3,7 +3,7 @@
 use super::{key_label, output, window_label, Ports};
 use crate::model::{PairKind, PairOpts};
 use crate::petri::{ArcKind, PetriNet};
-use crate::runtime::{Any, Not, Pair, Unit};
+use crate::runtime::{Any, Component, Not, Pair};
 
 fn guard_label(opts: &PairOpts) -> String {
     let mut s = format!("{:?}", opts.context);
@@ -30,7 +30,7 @@ pub(super) fn pair(
     opts: &PairOpts,
     same: bool,
     space: crate::event::Space,
-) -> (Unit, Ports) {
+) -> (Component, Ports) {
     let predicate = match kind {
         PairKind::Seq | PairKind::And => String::new(),
         PairKind::Dist { max } => format!("dist ≤ {max}"),
@@ -59,9 +59,9 @@ pub(super) fn pair(
         net.arc(b, fire_a, read, "x");
         net.arc(fire_a, out, ArcKind::Normal, &predicate);
     }
-    let unit = Unit::Pair(Pair::new(kind.clone(), opts.clone(), same, space));
+    let component = Component::Pair(Pair::new(kind.clone(), opts.clone(), same, space));
     (
-        unit,
+        component,
         Ports {
             inputs: vec![a, b],
             output: out,
@@ -77,7 +77,7 @@ pub(super) fn not(
     label: &str,
     opts: &PairOpts,
     same_ends: bool,
-) -> (Unit, Ports) {
+) -> (Component, Ports) {
     let start = net.place(format!("{label}.start"), Some(id));
     let absent = net.place(format!("{label}.absent"), Some(id));
     let end = net.place(format!("{label}.end"), Some(id));
@@ -94,7 +94,7 @@ pub(super) fn not(
     net.arc(reset, start, ArcKind::Reset, key_label(&opts.key));
     let out = output(net, id, label, fire, "");
     (
-        Unit::Not(Not::new(opts.clone(), same_ends)),
+        Component::Not(Not::new(opts.clone(), same_ends)),
         Ports {
             inputs: vec![start, absent, end],
             output: out,
@@ -111,7 +111,7 @@ pub(super) fn any(
     m: usize,
     n: usize,
     opts: &PairOpts,
-) -> (Unit, Ports) {
+) -> (Component, Ports) {
     let out = net.place(format!("{label}.out"), Some(id));
     let inputs: Vec<_> = (0..n)
         .map(|i| net.place(format!("{label}.{i}"), Some(id)))
@@ -133,7 +133,7 @@ pub(super) fn any(
         net.arc(t, out, ArcKind::Normal, "");
     }
     (
-        Unit::Any(Any::new(m, n, opts.clone())),
+        Component::Any(Any::new(m, n, opts.clone())),
         Ports {
             inputs,
             output: out,

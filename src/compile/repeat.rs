@@ -3,7 +3,7 @@
 use super::{key_label, output, window_label, Ports};
 use crate::model::IntervalKind;
 use crate::petri::{ArcKind, PetriNet};
-use crate::runtime::{Count, Interval, Times, Unit};
+use crate::runtime::{Component, Count, Interval, Times};
 
 /// Times: the pending place feeds the firing transition through an arc of weight k.
 pub(super) fn times(
@@ -13,7 +13,7 @@ pub(super) fn times(
     k: usize,
     window: Option<i64>,
     key: &Option<crate::model::Attr>,
-) -> (Unit, Ports) {
+) -> (Component, Ports) {
     let input = net.place(format!("{label}.in"), Some(id));
     let t = net.transition(
         format!("every {k}th {}{}", window_label(window), key_label(key)),
@@ -22,7 +22,7 @@ pub(super) fn times(
     net.arc(input, t, ArcKind::Normal, format!("weight {k}"));
     let out = output(net, id, label, t, "");
     (
-        Unit::Times(Times::new(k, window, key.clone())),
+        Component::Times(Times::new(k, window, key.clone())),
         Ports {
             inputs: vec![input],
             output: out,
@@ -39,7 +39,7 @@ pub(super) fn interval(
     kind: IntervalKind,
     window: Option<i64>,
     key: &Option<crate::model::Attr>,
-) -> (Unit, Ports) {
+) -> (Component, Ports) {
     let start = net.place(format!("{label}.start"), Some(id));
     let end = net.place(format!("{label}.end"), Some(id));
     let open = net.place(format!("{label}.open"), Some(id));
@@ -90,7 +90,7 @@ pub(super) fn interval(
     }
     inputs.push(end);
     (
-        Unit::Interval(Interval::new(kind, window, key.clone())),
+        Component::Interval(Interval::new(kind, window, key.clone())),
         Ports {
             inputs,
             output: out,
@@ -111,7 +111,7 @@ pub(super) fn count(
     distinct: &Option<crate::model::Attr>,
     index: usize,
     rule: usize,
-) -> (Unit, Ports) {
+) -> (Component, Ports) {
     let input = net.place(format!("{label}.in: L-level index #{index}"), Some(id));
     let distinct = distinct
         .as_ref()
@@ -127,7 +127,7 @@ pub(super) fn count(
     net.arc(input, t, ArcKind::Read, format!("weight {n}"));
     let out = output(net, id, label, t, "");
     (
-        Unit::Count(Count { index, rule }),
+        Component::Count(Count { index, rule }),
         Ports {
             inputs: vec![input],
             output: out,

@@ -15,7 +15,7 @@ pub enum Detail {
     None,
     /// `Within`: the name of the first zone (in name order) that contains the occurrence.
     Zone(Arc<str>),
-    /// `Dist`: the distance between the pair (planar units, or metres on WGS84).
+    /// `Dist`: the distance between the pair (planar components, or metres on WGS84).
     Distance(f64),
     /// `PStar`: the number of ticks inside the interval.
     Ticks(u64),

@@ -46,7 +46,7 @@ pub(crate) struct GridPlace {
 }
 
 impl GridPlace {
-    /// A grid for pairs at most `max` apart (planar units, or metres on WGS84).
+    /// A grid for pairs at most `max` apart (planar components, or metres on WGS84).
     pub(crate) fn new(space: Space, max: f64, key: Option<Attr>, window: Option<i64>) -> GridPlace {
         let widen = match space {
             Space::Planar => 1.0,

@@ -1,10 +1,11 @@
-//! The runtime: tokens, places, binding rules, component units, timers and the
+//! The runtime: tokens, places, binding rules, component components, timers and the
 //! [`Detector`] that pushes events through a compiled net.
 //!
 //! **Architecture Invariant:** the runtime does no I/O and never reads the wall
 //! clock; detections depend only on the events pushed and the times advanced to.
 
 mod bind;
+mod component;
 mod detection;
 mod detector;
 mod dirty;
@@ -15,12 +16,11 @@ mod program;
 mod snapshot;
 mod timer;
 mod token;
-mod unit;
 
+pub(crate) use component::{Any, Component, Count, Guard, Interval, Not, Pair, Stab, Times};
 pub(crate) use detection::rfc3339;
 pub use detection::{Detail, Detection};
 pub use detector::{Detector, DetectorOptions, PushError, Stats};
 pub(crate) use dispatch::Dispatch;
 pub(crate) use program::{CountGroup, Program};
 pub use snapshot::RestoreError;
-pub(crate) use unit::{Any, Count, Guard, Interval, Not, Pair, Stab, Times, Unit};

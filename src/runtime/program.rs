@@ -1,4 +1,4 @@
-//! The program a detector runs: one unit per component of the compiled Petri net,
+//! The program a detector runs: one component per component of the compiled Petri net,
 //! the connection transitions as fan-out lists, the dispatch of events to atomic
 //! components by type, and the shared indexes' layout. `compile` lays it out beside
 //! the graph; the [`Detector`](super::Detector) holds it behind an `Arc`, so many
@@ -8,17 +8,17 @@ use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
 
+use super::component::Component;
 use super::dispatch::Dispatch;
-use super::unit::Unit;
 use crate::model::Model;
 
-/// What runs: one unit per component, and the connection transitions as fan-out lists.
+/// What runs: one component per component, and the connection transitions as fan-out lists.
 #[derive(Clone, Debug)]
 pub(crate) struct Program {
     /// The checked net the program was compiled from.
     pub(crate) model: Arc<Model>,
     /// One per model node, in topological order.
-    pub(crate) units: Vec<Unit>,
+    pub(crate) components: Vec<Component>,
     /// For each component, the (component, input arc) pairs its output place feeds.
     pub(crate) consumers: Vec<Vec<(usize, usize)>>,
     /// The atomic components reading each event type's source place.

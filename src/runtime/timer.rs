@@ -1,4 +1,4 @@
-//! Timers in event time: due ticks of periodic operators, ordered by (time, unit, tag).
+//! Timers in event time: due ticks of periodic operators, ordered by (time, component, tag).
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -12,9 +12,9 @@ pub(crate) struct Timers {
 }
 
 impl Timers {
-    /// Asks for `tick(at, tag)` on unit `unit` when time passes `at`.
-    pub(crate) fn set(&mut self, at: Timestamp, unit: usize, tag: u64) {
-        self.heap.push(Reverse((at, unit, tag)));
+    /// Asks for `tick(at, tag)` on component `component` when time passes `at`.
+    pub(crate) fn set(&mut self, at: Timestamp, component: usize, tag: u64) {
+        self.heap.push(Reverse((at, component, tag)));
     }
 
     /// The earliest timer due at or before `bound` (strictly before, if `!inclusive`).

@@ -12,13 +12,13 @@ pub use limits::{DetectorOptions, PushError, Stats};
 
 use std::sync::Arc;
 
+use super::component::{Component, CountShared};
 use super::detection::Detection;
 use super::dirty::Dirty;
 use super::place::TokenBudget;
 use super::program::Program;
 use super::timer::Timers;
 use super::token::{Term, Token};
-use super::unit::{CountShared, Unit};
 use crate::event::{Event, Timestamp};
 
 /// Detects the output events of a net in a stream of atomic events.
@@ -49,7 +49,7 @@ use crate::event::{Event, Timestamp};
 pub struct Detector {
     program: Arc<Program>,
     options: DetectorOptions,
-    units: Vec<Unit>,
+    components: Vec<Component>,
     timers: Timers,
     budget: TokenBudget,
     now: Timestamp,
@@ -58,7 +58,7 @@ pub struct Detector {
     serial: u64,
     seq: u64,
     processed: u64,
-    /// Per unit: tokens that arrived this step, with their input arc.
+    /// Per component: tokens that arrived this step, with their input arc.
     inbox: Vec<Vec<(usize, Token)>>,
     /// Units with a non-empty inbox, taken in topological order.
     dirty: Dirty,
@@ -75,15 +75,15 @@ pub struct Detector {
 impl Detector {
     /// A detector running `program`, with the given limits.
     pub(crate) fn from_program(program: Arc<Program>, options: DetectorOptions) -> Detector {
-        let mut units = program.units.clone();
+        let mut components = program.components.clone();
         if !options.zone_index {
-            for u in &mut units {
-                if let Unit::Stab(stab) = u {
+            for u in &mut components {
+                if let Component::Stab(stab) = u {
                     stab.scan_linearly();
                 }
             }
         }
-        let n = units.len();
+        let n = components.len();
         let space = program.model.space;
         let counts = program
             .counts
@@ -91,7 +91,7 @@ impl Detector {
             .map(|g| CountShared::new(space, g.rules.clone(), g.distinct.clone(), options.max_sets))
             .collect();
         Detector {
-            units,
+            components,
             timers: Timers::default(),
             budget: TokenBudget::new(options.max_tokens),
             now: Timestamp::MIN,
@@ -234,7 +234,7 @@ impl Detector {
 
     /// Counters of the work so far.
     pub fn stats(&self) -> Stats {
-        let live: usize = self.units.iter().map(Unit::live).sum::<usize>()
+        let live: usize = self.components.iter().map(Component::live).sum::<usize>()
             + self.counts.iter().map(CountShared::live).sum::<usize>();
         let mut live_sets: Vec<usize> = Vec::new();
         let mut refused_sets = 0;
@@ -267,10 +267,10 @@ impl Detector {
     }
 
     fn run_timers(&mut self, bound: Timestamp, inclusive: bool, out: &mut Vec<Detection>) {
-        while let Some((at, unit, tag)) = self.timers.pop_due(bound, inclusive) {
+        while let Some((at, component, tag)) = self.timers.pop_due(bound, inclusive) {
             self.now = self.now.max(at);
             let step = self.next_step();
-            self.fire(unit, step, |u, cx| u.tick(at, tag, cx));
+            self.fire(component, step, |u, cx| u.tick(at, tag, cx));
             self.run_step(step, out);
         }
     }

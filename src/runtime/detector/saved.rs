@@ -8,11 +8,11 @@ use serde::{Deserialize, Serialize};
 use super::zones::{place_zone, MovedZone};
 use super::{Detector, DetectorOptions};
 use crate::event::Timestamp;
+use crate::runtime::component::{Component, ComponentState, CountShared};
 use crate::runtime::place::TokenBudget;
 use crate::runtime::program::Program;
 use crate::runtime::snapshot::{self, RestoreError};
 use crate::runtime::timer::Timers;
-use crate::runtime::unit::{CountShared, Unit, UnitState};
 use crate::spatial::Zone;
 
 impl Detector {
@@ -51,7 +51,7 @@ impl Detector {
             .iter()
             .map(|m| {
                 let stab = self.program.zone_stabs[m.zone].first()?;
-                let Unit::Stab(stab) = &self.units[*stab] else {
+                let Component::Stab(stab) = &self.components[*stab] else {
                     return None;
                 };
                 MovedZone::of(&stab.zone(m.zone)?.shape)
@@ -59,7 +59,7 @@ impl Detector {
             .collect();
         let state = State {
             options: self.options,
-            units: self.units.iter().map(Unit::save).collect(),
+            components: self.components.iter().map(Component::save).collect(),
             moved,
             counts: &self.counts[..],
             timers: Cow::Borrowed(&self.timers),
@@ -83,14 +83,14 @@ impl Detector {
             snapshot::decode(&model.fingerprint, &model.key_attrs, bytes)?;
         let mut d = Detector::from_program(Arc::clone(program), state.options);
         let mismatch = |what: &str| RestoreError::Corrupt(format!("{what} do not match the net"));
-        if state.units.len() != d.units.len()
+        if state.components.len() != d.components.len()
             || state.counts.len() != d.counts.len()
             || state.moved.len() != model.moving.len()
         {
             return Err(mismatch("its components"));
         }
-        for (unit, saved) in d.units.iter_mut().zip(state.units) {
-            if !unit.load(saved) {
+        for (component, saved) in d.components.iter_mut().zip(state.components) {
+            if !component.load(saved) {
                 return Err(mismatch("its components"));
             }
         }
@@ -104,7 +104,7 @@ impl Detector {
                     name: zone.name.clone(),
                     shape,
                 };
-                place_zone(program, &mut d.units, model.moving[m].zone, &zone);
+                place_zone(program, &mut d.components, model.moving[m].zone, &zone);
             }
         }
         d.counts = state.counts;
@@ -124,7 +124,7 @@ impl Detector {
 #[derive(Serialize, Deserialize)]
 struct State<'a, C> {
     options: DetectorOptions,
-    units: Vec<UnitState<'a>>,
+    components: Vec<ComponentState<'a>>,
     /// Where each moving zone is now (`None`: its anchor has not been seen).
     moved: Vec<Option<MovedZone>>,
     counts: C,

@@ -4,17 +4,22 @@
 
 use super::zones::move_zone;
 use super::Detector;
+use crate::runtime::component::{Component, Cx};
 use crate::runtime::detection::Detection;
 use crate::runtime::dirty::Dirty;
 use crate::runtime::token::Token;
-use crate::runtime::unit::{Cx, Unit};
 
 impl Detector {
-    /// Runs `f` on unit `id` and fans its new tokens out along the connection transitions.
-    pub(super) fn fire(&mut self, id: usize, step: u64, f: impl FnOnce(&mut Unit, &mut Cx<'_>)) {
+    /// Runs `f` on component `id` and fans its new tokens out along the connection transitions.
+    pub(super) fn fire(
+        &mut self,
+        id: usize,
+        step: u64,
+        f: impl FnOnce(&mut Component, &mut Cx<'_>),
+    ) {
         let Detector {
             program,
-            units,
+            components,
             timers,
             budget,
             now,
@@ -37,12 +42,12 @@ impl Detector {
             space: program.model.space,
             budget,
             timers,
-            unit: id,
+            component: id,
             out: produced,
             routed,
             counts,
         };
-        f(&mut units[id], &mut cx);
+        f(&mut components[id], &mut cx);
         let program = &**program;
         let own = produced.drain(..).map(|tok| (id, tok));
         for (node, mut tok) in own.chain(routed.drain(..)) {
@@ -50,7 +55,7 @@ impl Detector {
             tok.serial = *serial;
             tok.cause = step;
             for &m in &program.anchors[node] {
-                move_zone(&program.model, program, units, m, &tok);
+                move_zone(&program.model, program, components, m, &tok);
             }
             let zones = &program.model.zones;
             let outputs = &program.outputs[node];
@@ -88,7 +93,7 @@ impl Detector {
         }
     }
 
-    /// Fires every unit that received tokens in this step, in topological order.
+    /// Fires every component that received tokens in this step, in topological order.
     pub(super) fn run_step(&mut self, step: u64, out: &mut Vec<Detection>) {
         while let Some(id) = self.dirty.pop() {
             let mut inbox = std::mem::take(&mut self.inbox[id]);
@@ -105,16 +110,16 @@ impl Detector {
     }
 }
 
-/// Puts `tok` in the input place `role` of unit `unit`, marking the unit to fire.
+/// Puts `tok` in the input place `role` of component `component`, marking the component to fire.
 fn deliver(
     inbox: &mut [Vec<(usize, Token)>],
     dirty: &mut Dirty,
-    unit: usize,
+    component: usize,
     role: usize,
     tok: Token,
 ) {
-    if inbox[unit].is_empty() {
-        dirty.mark(unit);
+    if inbox[component].is_empty() {
+        dirty.mark(component);
     }
-    inbox[unit].push((role, tok));
+    inbox[component].push((role, tok));
 }

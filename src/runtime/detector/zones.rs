@@ -3,9 +3,9 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::runtime::component::Component;
 use crate::runtime::program::Program;
 use crate::runtime::token::Token;
-use crate::runtime::unit::Unit;
 use crate::spatial::{Shape, Zone};
 
 /// Re-centres moving zone `m` on the anchor's occurrence `tok` (and turns a sector by
@@ -13,7 +13,7 @@ use crate::spatial::{Shape, Zone};
 pub(super) fn move_zone(
     model: &crate::model::Model,
     program: &Program,
-    units: &mut [Unit],
+    components: &mut [Component],
     m: usize,
     tok: &Token,
 ) {
@@ -57,13 +57,13 @@ pub(super) fn move_zone(
         name: base.name.clone(),
         shape,
     };
-    place_zone(program, units, moving.zone, &zone);
+    place_zone(program, components, moving.zone, &zone);
 }
 
 /// Puts `zone` as zone `z` in every R*-tree that holds `z`.
-pub(super) fn place_zone(program: &Program, units: &mut [Unit], z: usize, zone: &Zone) {
+pub(super) fn place_zone(program: &Program, components: &mut [Component], z: usize, zone: &Zone) {
     for &u in &program.zone_stabs[z] {
-        if let Unit::Stab(stab) = &mut units[u] {
+        if let Component::Stab(stab) = &mut components[u] {
             stab.update(z, zone.clone());
         }
     }

@@ -38,17 +38,17 @@ pub(crate) struct Cx<'a> {
     pub(crate) space: Space,
     pub(crate) budget: &'a mut TokenBudget,
     pub(crate) timers: &'a mut Timers,
-    /// The index of the unit firing (for its timers).
-    pub(crate) unit: usize,
-    /// Tokens put in the unit's output place.
+    /// The index of the component firing (for its timers).
+    pub(crate) component: usize,
+    /// Tokens put in the component's output place.
     pub(crate) out: &'a mut Vec<Token>,
     /// Tokens put in the output place of another component (a shared index serving
     /// several components routes their tokens): (component, token).
     pub(crate) routed: &'a mut Vec<(usize, Token)>,
     /// The counting indexes, shared by the `Count` components that read one input.
     pub(crate) counts: &'a mut [CountShared],
-    /// The tokens this unit makes now would be dropped unread (an observed event's
-    /// step, and nothing reads the unit's output place): a unit may skip making them.
+    /// The tokens this component makes now would be dropped unread (an observed event's
+    /// step, and nothing reads the component's output place): a component may skip making them.
     pub(crate) discard: bool,
 }
 
@@ -60,7 +60,7 @@ impl Cx<'_> {
 
 /// One component net's run-time state.
 #[derive(Clone, Debug)]
-pub(crate) enum Unit {
+pub(crate) enum Component {
     /// Atomic, Within, Direction(box), Or: a transition with a guard and no memory.
     Guard(Guard),
     Pair(Pair),
@@ -75,56 +75,60 @@ pub(crate) enum Unit {
     Served,
 }
 
-impl Unit {
+impl Component {
     /// A token arrives on input arc `role` (the operand's position in the operator).
     pub(crate) fn fire(&mut self, role: usize, tok: &Token, cx: &mut Cx<'_>) {
         match self {
-            Unit::Guard(u) => u.fire(tok, cx),
-            Unit::Pair(u) => u.fire(role, tok, cx),
-            Unit::Not(u) => u.fire(role, tok, cx),
-            Unit::Any(u) => u.fire(role, tok, cx),
-            Unit::Times(u) => u.fire(tok, cx),
-            Unit::Interval(u) => u.fire(role, tok, cx),
-            Unit::Count(u) => u.fire(tok, cx),
-            Unit::Stab(u) => u.fire(tok, cx),
-            Unit::Served => {}
+            Component::Guard(u) => u.fire(tok, cx),
+            Component::Pair(u) => u.fire(role, tok, cx),
+            Component::Not(u) => u.fire(role, tok, cx),
+            Component::Any(u) => u.fire(role, tok, cx),
+            Component::Times(u) => u.fire(tok, cx),
+            Component::Interval(u) => u.fire(role, tok, cx),
+            Component::Count(u) => u.fire(tok, cx),
+            Component::Stab(u) => u.fire(tok, cx),
+            Component::Served => {}
         }
     }
 
-    /// A timer set by this unit is due.
+    /// A timer set by this component is due.
     pub(crate) fn tick(&mut self, at: Timestamp, tag: u64, cx: &mut Cx<'_>) {
-        if let Unit::Interval(u) = self {
+        if let Component::Interval(u) = self {
             u.tick(at, tag, cx);
         }
     }
 
-    /// The unit's places, for statistics and drawing.
+    /// The component's places, for statistics and drawing.
     pub(crate) fn places(&self) -> Vec<&Place> {
         match self {
-            Unit::Guard(_) | Unit::Interval(_) | Unit::Count(_) | Unit::Stab(_) | Unit::Served => {
+            Component::Guard(_)
+            | Component::Interval(_)
+            | Component::Count(_)
+            | Component::Stab(_)
+            | Component::Served => {
                 vec![]
             }
-            Unit::Pair(u) => u.places(),
-            Unit::Not(u) => vec![u.places()],
-            Unit::Any(u) => u.places(),
-            Unit::Times(u) => vec![u.places()],
+            Component::Pair(u) => u.places(),
+            Component::Not(u) => vec![u.places()],
+            Component::Any(u) => u.places(),
+            Component::Times(u) => vec![u.places()],
         }
     }
 
     /// Tokens held, including those not kept in a [`Place`].
     pub(crate) fn live(&self) -> usize {
         match self {
-            Unit::Interval(u) => u.live(),
+            Component::Interval(u) => u.live(),
             _ => self.places().iter().map(|p| p.len()).sum(),
         }
     }
 }
 
-/// What a snapshot keeps of a unit: the state of the units that hold any (the whole
-/// unit, borrowed when written), nothing for the others (a restored detector builds
-/// them from its net). The zones of `Stab` units that move are kept by the detector.
+/// What a snapshot keeps of a component: the state of the components that hold any (the whole
+/// component, borrowed when written), nothing for the others (a restored detector builds
+/// them from its net). The zones of `Stab` components that move are kept by the detector.
 #[derive(Serialize, Deserialize)]
-pub(crate) enum UnitState<'a> {
+pub(crate) enum ComponentState<'a> {
     Stateless,
     Pair(Cow<'a, Pair>),
     Not(Cow<'a, Not>),
@@ -133,31 +137,33 @@ pub(crate) enum UnitState<'a> {
     Interval(Cow<'a, Interval>),
 }
 
-impl Unit {
-    /// The unit's state, for a snapshot.
-    pub(crate) fn save(&self) -> UnitState<'_> {
+impl Component {
+    /// The component's state, for a snapshot.
+    pub(crate) fn save(&self) -> ComponentState<'_> {
         match self {
-            Unit::Pair(u) => UnitState::Pair(Cow::Borrowed(u)),
-            Unit::Not(u) => UnitState::Not(Cow::Borrowed(u)),
-            Unit::Any(u) => UnitState::Any(Cow::Borrowed(u)),
-            Unit::Times(u) => UnitState::Times(Cow::Borrowed(u)),
-            Unit::Interval(u) => UnitState::Interval(Cow::Borrowed(u)),
-            Unit::Guard(_) | Unit::Count(_) | Unit::Stab(_) | Unit::Served => UnitState::Stateless,
+            Component::Pair(u) => ComponentState::Pair(Cow::Borrowed(u)),
+            Component::Not(u) => ComponentState::Not(Cow::Borrowed(u)),
+            Component::Any(u) => ComponentState::Any(Cow::Borrowed(u)),
+            Component::Times(u) => ComponentState::Times(Cow::Borrowed(u)),
+            Component::Interval(u) => ComponentState::Interval(Cow::Borrowed(u)),
+            Component::Guard(_) | Component::Count(_) | Component::Stab(_) | Component::Served => {
+                ComponentState::Stateless
+            }
         }
     }
 
-    /// Takes the state `s` saved from the same unit of the same net; `false` if it
-    /// is of another kind of unit.
-    pub(crate) fn load(&mut self, s: UnitState<'_>) -> bool {
+    /// Takes the state `s` saved from the same component of the same net; `false` if it
+    /// is of another kind of component.
+    pub(crate) fn load(&mut self, s: ComponentState<'_>) -> bool {
         match (self, s) {
-            (Unit::Pair(u), UnitState::Pair(s)) => *u = s.into_owned(),
-            (Unit::Not(u), UnitState::Not(s)) => *u = s.into_owned(),
-            (Unit::Any(u), UnitState::Any(s)) => *u = s.into_owned(),
-            (Unit::Times(u), UnitState::Times(s)) => *u = s.into_owned(),
-            (Unit::Interval(u), UnitState::Interval(s)) => *u = s.into_owned(),
+            (Component::Pair(u), ComponentState::Pair(s)) => *u = s.into_owned(),
+            (Component::Not(u), ComponentState::Not(s)) => *u = s.into_owned(),
+            (Component::Any(u), ComponentState::Any(s)) => *u = s.into_owned(),
+            (Component::Times(u), ComponentState::Times(s)) => *u = s.into_owned(),
+            (Component::Interval(u), ComponentState::Interval(s)) => *u = s.into_owned(),
             (
-                Unit::Guard(_) | Unit::Count(_) | Unit::Stab(_) | Unit::Served,
-                UnitState::Stateless,
+                Component::Guard(_) | Component::Count(_) | Component::Stab(_) | Component::Served,
+                ComponentState::Stateless,
             ) => {}
             _ => return false,
         }

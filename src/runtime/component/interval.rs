@@ -151,7 +151,7 @@ impl Interval {
             if let IntervalKind::P { .. } = self.kind {
                 if let Some(t) = self.tick_time(y.end, 1) {
                     self.tags.insert(tag, key);
-                    cx.timers.set(t, cx.unit, tag);
+                    cx.timers.set(t, cx.component, tag);
                 }
             }
             return;
@@ -244,7 +244,7 @@ impl Interval {
             let k = at.since(start.end) / period + 1;
             if let Some(next) = self.tick_time(start.end, k) {
                 self.tags.insert(tag, key);
-                cx.timers.set(next, cx.unit, tag);
+                cx.timers.set(next, cx.component, tag);
             }
         }
     }
