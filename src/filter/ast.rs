@@ -19,11 +19,17 @@ pub(super) enum Expr {
 /// A comparison operator, applied as `field op literal`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum CmpOp {
+    /// `==`
     Eq,
+    /// `!=`
     Ne,
+    /// `<`
     Lt,
+    /// `<=`
     Le,
+    /// `>`
     Gt,
+    /// `>=`
     Ge,
 }
 

@@ -15,11 +15,13 @@
 //! the text into a small tree whose literals are already converted, so that
 //! [`Filter::matches`] does not allocate.
 //!
-//! The parts: `lexer` splits the text into lexemes, `parser` builds the tree of `ast`
-//! from them (checking fields against literals as it goes), `eval` runs the tree on an
-//! event and `display` prints it back.
+//! The parts: `lexer` splits the text into lexemes; `parser` builds the tree of `ast`
+//! from them, handing each comparison to `compare`, which checks the field against the
+//! literal and converts the literal; `eval` runs the tree on an event and `display`
+//! prints it back.
 
 mod ast;
+mod compare;
 mod display;
 mod eval;
 mod lexer;
