@@ -1,0 +1,101 @@
+//! Evaluation of the compiled tree against an event, without allocating.
+
+use std::cmp::Ordering;
+
+use super::ast::{CmpOp, Comparison, Expr, Test};
+use crate::event::{Event, Id, Value};
+
+impl Expr {
+    /// Does `e` satisfy this node?
+    pub(super) fn eval(&self, e: &Event) -> bool {
+        match self {
+            Expr::Cmp(c) => c.eval(e),
+            Expr::Not(n) => !n.eval(e),
+            Expr::And(ns) => ns.iter().all(|n| n.eval(e)),
+            Expr::Or(ns) => ns.iter().any(|n| n.eval(e)),
+        }
+    }
+}
+
+impl CmpOp {
+    #[inline]
+    fn num(self, a: f64, b: f64) -> bool {
+        match self {
+            CmpOp::Eq => a == b,
+            CmpOp::Ne => a != b,
+            CmpOp::Lt => a < b,
+            CmpOp::Le => a <= b,
+            CmpOp::Gt => a > b,
+            CmpOp::Ge => a >= b,
+        }
+    }
+
+    #[inline]
+    fn ord(self, o: Ordering) -> bool {
+        match self {
+            CmpOp::Eq => o.is_eq(),
+            CmpOp::Ne => o.is_ne(),
+            CmpOp::Lt => o.is_lt(),
+            CmpOp::Le => o.is_le(),
+            CmpOp::Gt => o.is_gt(),
+            CmpOp::Ge => o.is_ge(),
+        }
+    }
+
+    #[inline]
+    fn str(self, a: &str, b: &str) -> bool {
+        match self {
+            CmpOp::Eq => same(a, b),
+            CmpOp::Ne => !same(a, b),
+            _ => self.ord(a.as_bytes().cmp(b.as_bytes())),
+        }
+    }
+}
+
+impl Comparison {
+    #[inline]
+    fn eval(&self, e: &Event) -> bool {
+        let op = self.op;
+        match &self.test {
+            Test::AttrNum(name, v) => {
+                matches!(attr(e, name), Some(Value::Num(a)) if op.num(*a, *v))
+            }
+            Test::AttrStr(name, v) => matches!(attr(e, name), Some(Value::Str(a)) if op.str(a, v)),
+            Test::AttrBool(name, v) => {
+                matches!(attr(e, name), Some(Value::Bool(a)) if (a == v) == (op == CmpOp::Eq))
+            }
+            Test::IdNum { value, int } => match (&e.id, int) {
+                (Id::Int(a), Some(b)) => op.ord(i128::from(*a).cmp(b)),
+                (Id::UInt(a), Some(b)) => op.ord(i128::from(*a).cmp(b)),
+                (Id::Int(a), None) => op.num(*a as f64, *value),
+                (Id::UInt(a), None) => op.num(*a as f64, *value),
+                (Id::Str(_), _) => false,
+            },
+            Test::IdStr(v) => matches!(&e.id, Id::Str(a) if op.str(a, v)),
+            Test::Time { secs, .. } => op.num(e.time.as_secs_f64(), *secs),
+            Test::Type(v) => op.str(&e.kind, v),
+            Test::X(v) => matches!(e.location, Some(p) if op.num(p.x, *v)),
+            Test::Y(v) => matches!(e.location, Some(p) if op.num(p.y, *v)),
+        }
+    }
+}
+
+/// The value of attribute `name` of `e`, like [`Event::attr`] but quicker for the
+/// short names attributes usually have.
+#[inline]
+pub(crate) fn attr<'e>(e: &'e Event, name: &str) -> Option<&'e Value> {
+    e.attrs.iter().find(|(k, _)| same(k, name)).map(|(_, v)| v)
+}
+
+/// String equality, inlined for short strings rather than calling `memcmp`.
+#[inline]
+fn same(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        false
+    } else if a.len() <= 16 {
+        a.iter().zip(b).all(|(x, y)| x == y)
+    } else {
+        a == b
+    }
+}
