@@ -15,7 +15,6 @@ mod timer;
 mod token;
 mod unit;
 
-pub(crate) use detection::rfc3339;
 pub use detection::{Detail, Detection};
 pub use detector::{Detector, DetectorOptions, PushError, Stats};
 pub use snapshot::RestoreError;
