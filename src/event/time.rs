@@ -104,7 +104,9 @@ impl Timestamp {
     }
 
     /// This instant as RFC 3339 text in UTC, as detections show a time computed from
-    /// times given as text: exact to the microsecond, without trailing zeros.
+    /// times given as text: exact to the microsecond, without trailing zeros. An
+    /// instant from late on 30 December 9999, past what the formatter handles, is
+    /// shown as seconds since the epoch instead (as [`Timestamp`]'s `Display` does).
     ///
     /// ```
     /// use ccpn::Timestamp;
@@ -176,4 +178,52 @@ pub enum TimeError {
     /// The time lies outside the years 0001–9999.
     #[error("outside the years 0001-9999")]
     OutOfRange,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rfc3339_rounds_to_the_microsecond_halves_towards_the_future() {
+        let micros = |s: &str| Timestamp::parse_rfc3339(s).map(Timestamp::micros);
+        assert_eq!(micros("1970-01-01T00:00:00.0000005Z"), Ok(1));
+        assert_eq!(micros("1970-01-01T00:00:00.0000004Z"), Ok(0));
+        assert_eq!(micros("1969-12-31T23:59:59.9999995Z"), Ok(0));
+        assert_eq!(micros("1969-12-31T23:59:59.9999994Z"), Ok(-1));
+        assert_eq!(
+            micros("2024-01-01T02:00:00+02:00"),
+            Ok(1_704_067_200_000_000)
+        );
+    }
+
+    #[test]
+    fn rfc3339_errors() {
+        assert_eq!(
+            Timestamp::parse_rfc3339("0000-12-31T23:59:59Z"),
+            Err(TimeError::OutOfRange)
+        );
+        assert!(Timestamp::parse_rfc3339("0001-01-01T00:00:00Z").is_ok());
+        assert!(matches!(
+            Timestamp::parse_rfc3339("2024-01-01T00:00:00"),
+            Err(TimeError::NotRfc3339 { .. })
+        ));
+    }
+
+    #[test]
+    fn rfc3339_text_round_trips() {
+        let last_formatted = Timestamp::parse_rfc3339("9999-12-29T23:59:59.999999Z").unwrap();
+        for t in [
+            Timestamp::MIN,
+            last_formatted,
+            Timestamp(0),
+            Timestamp(-1),
+            Timestamp(1_500_000),
+        ] {
+            assert_eq!(Timestamp::parse_rfc3339(&t.to_rfc3339()), Ok(t));
+        }
+        assert_eq!(Timestamp(-1).to_rfc3339(), "1969-12-31T23:59:59.999999Z");
+        // Past what the RFC 3339 formatter handles: seconds.
+        assert_eq!(Timestamp::MAX.to_rfc3339(), Timestamp::MAX.to_string());
+    }
 }

@@ -658,3 +658,124 @@ mod props {
         }
     }
 }
+
+/// What an event reader makes of `input`: per line, its number and an event's id,
+/// an error's text, `blank` or `header`.
+fn records(reader: &mut EventReader<&[u8]>) -> Vec<(u64, String)> {
+    let mut out = Vec::new();
+    while let Some(record) = reader.next_record() {
+        let record = record.unwrap();
+        let what = match &record {
+            Record::Event(line) => match line.parse() {
+                Ok(ev) => format!("id {}", ev.id),
+                Err(bad) => bad.to_string(),
+            },
+            Record::Bad(bad) => bad.to_string(),
+            Record::Blank(_) => "blank".to_owned(),
+            Record::Header(_) => "header".to_owned(),
+        };
+        out.push((record.number(), what));
+    }
+    out
+}
+
+#[test]
+fn event_reader_learns_the_format_and_numbers_lines() {
+    let input = b"\n id,tim\n\nid,time\n7,1\n8\n";
+    let mut r = EventReader::new(&input[..], Space::Planar);
+    assert_eq!(r.format(), None);
+    let got = records(&mut r);
+    let want: Vec<(u64, String)> = [
+        (1, "blank"),
+        (
+            2,
+            "line 2: not a JSON event nor a CSV header: bad CSV header: no `time` column",
+        ),
+        (3, "blank"),
+        (4, "header"),
+        (5, "id 7"),
+        (6, "line 6: row has 1 cells but the header has 2"),
+    ]
+    .into_iter()
+    .map(|(n, s)| (n, s.to_owned()))
+    .collect();
+    assert_eq!(got, want);
+    assert_eq!(r.format(), Some(Format::Csv));
+    assert_eq!(r.line_number(), 6);
+
+    let mut r = EventReader::new(&b"{\"id\":1,\"time\":0}\nid,time\n"[..], Space::Planar);
+    let got = records(&mut r);
+    assert_eq!(got[0], (1, "id 1".to_owned()));
+    assert!(got[1].1.starts_with("line 2: not valid JSON"), "{got:?}");
+    assert_eq!(r.format(), Some(Format::JsonLines));
+}
+
+#[test]
+fn event_reader_told_the_format() {
+    let mut r = EventReader::new(&b"id,time\n"[..], Space::Planar).with_format(Format::JsonLines);
+    assert_eq!(r.format(), Some(Format::JsonLines));
+    assert!(records(&mut r)[0].1.starts_with("line 1: not valid JSON"));
+    let mut r =
+        EventReader::new(&b"{\"id\":1,\"time\":0}\n"[..], Space::Planar).with_format(Format::Csv);
+    assert_eq!(r.format(), None);
+    assert!(records(&mut r)[0]
+        .1
+        .starts_with("line 1: not a JSON event nor a CSV header: bad CSV header"));
+}
+
+#[test]
+fn event_reader_caps_lines_and_shares_names() {
+    let input = b"{\"id\":1,\"time\":0,\"type\":\"radar\"}\n{\"id\":2,\"time\":0,\"pad\":\"xxxxxxxxxxxxxxxxxxxxxxxx\"}\n{\"id\":3,\"time\":0,\"type\":\"radar\"}\n";
+    let mut r = EventReader::new(&input[..], Space::Planar)
+        .with_max_line_bytes(40)
+        .with_known_names(["radar"]);
+    let (mut events, mut bad) = (Vec::new(), Vec::new());
+    assert_eq!(r.read_batch(&mut events, &mut bad, 2).unwrap(), 2);
+    assert_eq!(r.read_batch(&mut events, &mut bad, 2).unwrap(), 1);
+    assert_eq!(r.read_batch(&mut events, &mut bad, 2).unwrap(), 0);
+    assert_eq!(events.len(), 2);
+    assert!(Arc::ptr_eq(&events[0].kind, &events[1].kind));
+    assert_eq!(
+        bad,
+        vec![BadLine {
+            line: 2,
+            error: LineError::TooLong { max: 40 }
+        }]
+    );
+    let forced = StreamParser::new(Space::Planar)
+        .with_format(Format::JsonLines)
+        .with_known_names(["radar"]);
+    let p = forced.parser().unwrap();
+    let line = br#"{"id":1,"time":0,"type":"radar"}"#;
+    assert!(Arc::ptr_eq(
+        &p.parse(line).unwrap().kind,
+        &p.parse(line).unwrap().kind
+    ));
+}
+
+#[test]
+fn event_reader_iterator_reports_failed_reads_with_the_line() {
+    /// Two lines, then a failure.
+    struct Failing(&'static [u8]);
+    impl std::io::Read for Failing {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            if self.0.is_empty() {
+                return Err(std::io::Error::other("disk on fire"));
+            }
+            let n = buf.len().min(self.0.len());
+            buf[..n].copy_from_slice(&self.0[..n]);
+            self.0 = &self.0[n..];
+            Ok(n)
+        }
+    }
+    let input = std::io::BufReader::new(Failing(b"{\"id\":1,\"time\":0}\n{\"id\":2}\n"));
+    let mut r = EventReader::new(input, Space::Planar);
+    assert_eq!(r.next().unwrap().unwrap().id, Id::Int(1));
+    let e = r.next().unwrap().unwrap_err();
+    assert_eq!(e.to_string(), "line 2: missing field `time`");
+    let e = r.next().unwrap().unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "cannot read the input after line 2: disk on fire"
+    );
+}
