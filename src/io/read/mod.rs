@@ -1,9 +1,10 @@
-//! Reading input lines into [`Event`]s: JSON Lines and CSV, with a capped line reader.
+//! Reading input lines into [`Event`](crate::Event)s: JSON Lines and CSV, with a
+//! capped line reader.
 //!
 //! [`EventReader`] does it all for a [`BufRead`](std::io::BufRead): it reads lines with
 //! [`Lines`] (one reused buffer, a cap on the line length, line numbers), skips blank
 //! lines ([`is_blank`]), picks the [`Format`] from the first non-blank line, uses up a
-//! CSV header, and turns every further line into an [`Event`] or a [`BadLine`] that
+//! CSV header, and turns every further line into an event or a [`BadLine`] that
 //! says, in words a user understands, what is wrong with it and on which line.
 //! [`StreamParser`] is the same without the reading, for lines that come from
 //! elsewhere; [`LineParser`] parses one line of a known format.
@@ -14,7 +15,8 @@
 //!   integer (`17`, `-3`) is an integer; one with leading zeros or a `+` sign (`007`) is
 //!   kept as a string so that it is echoed exactly; any other number (`3.5`) is an error.
 //! - `time`: seconds since the epoch (fractional allowed, rounded to the microsecond) or
-//!   an RFC 3339 string (kept in [`Event::time_text`]); required; years 0001–9999.
+//!   an RFC 3339 string (kept in [`Event::time_text`](crate::Event::time_text));
+//!   required; years 0001–9999. Both are read by [`Timestamp`](crate::Timestamp).
 //! - `type`: a string, optional, `"event"` when absent (or an empty CSV cell).
 //! - `x`,`y` (planar nets) or `lon`,`lat` (WGS84 nets): the location; both or neither.
 //!   A JSON `null` counts as absent.
@@ -41,9 +43,6 @@ pub use error::{BadLine, LineError, ReadError};
 pub use lines::Lines;
 pub use parser::LineParser;
 pub use reader::{EventLine, EventReader, Record, StreamParser};
-
-#[cfg(doc)]
-use crate::event::Event;
 
 /// The longest input line accepted by default, in bytes (1 MiB).
 pub const DEFAULT_MAX_LINE_BYTES: usize = 1 << 20;

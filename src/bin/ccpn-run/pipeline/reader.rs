@@ -44,6 +44,7 @@ pub(crate) fn open_input(args: &Args) -> io::Result<Input> {
     Ok(BufReader::with_capacity(1 << 16, raw))
 }
 
+/// The reader's settings, from the command line and the net.
 pub(crate) struct ReaderConfig {
     /// Attribute names and types the net reads: events share one copy of each.
     pub(crate) names: Vec<String>,
