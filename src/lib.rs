@@ -59,7 +59,7 @@ mod runtime;
 mod spatial;
 mod spec;
 
-pub use event::{Event, Id, Point, Space, Timestamp, Value};
+pub use event::{Event, Id, Point, Space, TimeError, Timestamp, Value};
 pub use model::{parse_duration, NetError, Problem};
 pub use net::Net;
 pub use runtime::{Detail, Detection, Detector, DetectorOptions, PushError, RestoreError, Stats};

@@ -163,7 +163,7 @@ impl serde::Serialize for Fields<'_> {
             (Some(_), Some(first)) if first.time == d.start && first.time_text.is_some() => {
                 m.serialize_entry("start", first.time_text.as_deref().unwrap_or_default())?
             }
-            (Some(_), _) => m.serialize_entry("start", &crate::runtime::rfc3339(d.start))?,
+            (Some(_), _) => m.serialize_entry("start", &d.start.to_rfc3339())?,
             (None, _) => m.serialize_entry("start", &d.start.as_secs_f64())?,
         }
         match &d.detail {

@@ -107,7 +107,7 @@ impl Detection {
 fn time_text(term: &Term, end: Timestamp) -> Option<Arc<str>> {
     match &term.time_text {
         Some(text) if end == term.time => Some(text.clone()),
-        Some(_) => Some(rfc3339(end).into()),
+        Some(_) => Some(end.to_rfc3339().into()),
         None => None,
     }
 }
@@ -119,13 +119,5 @@ fn detail(extra: Extra, zones: &[Zone]) -> Detail {
         Extra::Zone(z) => Detail::Zone(zones[z as usize].name.clone()),
         Extra::Distance(d) => Detail::Distance(d),
         Extra::Ticks(n) => Detail::Ticks(n),
-    }
-}
-
-/// `t` as RFC 3339 in UTC.
-pub(crate) fn rfc3339(t: Timestamp) -> String {
-    match jiff::Timestamp::from_microsecond(t.micros()) {
-        Ok(ts) => ts.to_string(),
-        Err(_) => t.to_string(),
     }
 }

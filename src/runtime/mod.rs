@@ -18,7 +18,6 @@ mod timer;
 mod token;
 
 pub(crate) use component::{Any, Component, Count, Guard, Interval, Not, Pair, Stab, Times};
-pub(crate) use detection::rfc3339;
 pub use detection::{Detail, Detection};
 pub use detector::{Detector, DetectorOptions, PushError, Stats};
 pub(crate) use dispatch::Dispatch;

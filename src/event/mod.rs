@@ -1,4 +1,11 @@
 //! Atomic events as sensors report them: id, type, time, location, attributes.
+//!
+//! [`Timestamp`], an instant of event time with its RFC 3339 parsing and formatting,
+//! lives in `time.rs`.
+
+mod time;
+
+pub use time::{TimeError, Timestamp};
 
 use std::fmt;
 use std::sync::Arc;
@@ -7,100 +14,6 @@ use serde::{Serialize, Serializer};
 
 /// A point in the net's space: `x`/`y` for planar nets, `lon`/`lat` (degrees) for WGS84 nets.
 pub type Point = geo::Coord<f64>;
-
-/// An instant of event time, in whole microseconds since the Unix epoch.
-///
-/// Integer time keeps windows exact (`0.4 - 0.1` fits a window of `0.3`) and makes
-/// periodic ticks `t0 + k·T` land exactly. It spans the years 0001–9999.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
-pub struct Timestamp(i64);
-
-/// Microseconds since the epoch of 0001-01-01T00:00:00Z.
-const MIN_MICROS: i64 = -62_135_596_800 * 1_000_000;
-/// Microseconds since the epoch of 9999-12-31T23:59:59.999999Z.
-const MAX_MICROS: i64 = 253_402_300_800 * 1_000_000 - 1;
-
-impl Timestamp {
-    /// The earliest representable instant (0001-01-01T00:00:00Z).
-    pub const MIN: Timestamp = Timestamp(MIN_MICROS);
-    /// The latest representable instant (9999-12-31T23:59:59.999999Z).
-    pub const MAX: Timestamp = Timestamp(MAX_MICROS);
-
-    /// Builds a timestamp from microseconds since the epoch, if it lies in the years 0001–9999.
-    ///
-    /// ```
-    /// use ccpn::Timestamp;
-    /// assert_eq!(Timestamp::from_micros(1_500_000).unwrap().as_secs_f64(), 1.5);
-    /// assert!(Timestamp::from_micros(i64::MAX).is_none());
-    /// ```
-    pub fn from_micros(us: i64) -> Option<Timestamp> {
-        (MIN_MICROS..=MAX_MICROS)
-            .contains(&us)
-            .then_some(Timestamp(us))
-    }
-
-    /// Builds a timestamp from (fractional) seconds since the epoch, rounded to the
-    /// microsecond, if it is finite and lies in the years 0001–9999.
-    ///
-    /// ```
-    /// use ccpn::Timestamp;
-    /// assert_eq!(Timestamp::from_secs_f64(0.1).unwrap().micros(), 100_000);
-    /// assert!(Timestamp::from_secs_f64(f64::NAN).is_none());
-    /// assert!(Timestamp::from_secs_f64(1e300).is_none());
-    /// ```
-    pub fn from_secs_f64(secs: f64) -> Option<Timestamp> {
-        if !secs.is_finite() {
-            return None;
-        }
-        let us = (secs * 1e6).round();
-        if us < MIN_MICROS as f64 || us > MAX_MICROS as f64 {
-            return None;
-        }
-        Timestamp::from_micros(us as i64)
-    }
-
-    /// Microseconds since the epoch.
-    pub fn micros(self) -> i64 {
-        self.0
-    }
-
-    /// Seconds since the epoch.
-    pub fn as_secs_f64(self) -> f64 {
-        self.0 as f64 / 1e6
-    }
-
-    /// This instant moved by `span` microseconds, saturating at the representable range.
-    pub fn saturating_add(self, span: i64) -> Timestamp {
-        Timestamp(self.0.saturating_add(span).clamp(MIN_MICROS, MAX_MICROS))
-    }
-
-    /// Microseconds from `earlier` to `self` (negative if `earlier` is later).
-    pub fn since(self, earlier: Timestamp) -> i64 {
-        self.0 - earlier.0
-    }
-}
-
-/// As a number of microseconds since the Unix epoch.
-impl Serialize for Timestamp {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_i64(self.0)
-    }
-}
-
-/// From a number of microseconds since the Unix epoch, in range.
-impl<'de> serde::Deserialize<'de> for Timestamp {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Timestamp, D::Error> {
-        let us = i64::deserialize(d)?;
-        Timestamp::from_micros(us)
-            .ok_or_else(|| serde::de::Error::custom(format!("{us} µs is outside years 1 to 9999")))
-    }
-}
-
-impl fmt::Display for Timestamp {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.as_secs_f64())
-    }
-}
 
 /// An event's identifier: an integer or a string, echoed back exactly as given.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]

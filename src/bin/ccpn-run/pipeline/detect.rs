@@ -1,0 +1,90 @@
+//! The detector's loop, on the main thread: events in from the reader, detections
+//! out to the writer, a checkpoint when the reader marks one.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use crossbeam_channel::{Receiver, Sender};
+
+use ccpn::{Detection, Detector};
+
+use super::reader::ToDetector;
+use super::writer::ToWriter;
+use crate::checkpoint::Checkpoint;
+
+/// What the detector's loop counts besides the detector's own statistics.
+pub(super) struct Tally {
+    /// Detections per output, in the net's order of outputs.
+    pub(super) per_output: Vec<u64>,
+    /// Events the detector refused as late.
+    pub(super) late: u64,
+}
+
+impl Tally {
+    /// Counts `batch` under its outputs.
+    fn count(&mut self, outputs: &[String], batch: &[Detection]) {
+        for d in batch {
+            if let Some(i) = outputs.iter().position(|o| **o == *d.event) {
+                self.per_output[i] += 1;
+            }
+        }
+    }
+}
+
+/// Pushes what the reader sends through `detector` until the reader is done (or the
+/// writer has gone: then `stop` is set), then finishes the detector. Closes both
+/// channels on return.
+pub(super) fn detect(
+    detector: &mut Detector,
+    tally: &mut Tally,
+    outputs: &[String],
+    events: Receiver<ToDetector>,
+    detections: Sender<ToWriter>,
+    stop: &AtomicBool,
+) {
+    let max_tokens = detector.options().max_tokens;
+    let mut warned_evictions = false;
+    for msg in events.iter() {
+        let sent = match msg {
+            ToDetector::Events(batch) => {
+                let mut found = Vec::new();
+                for ev in batch {
+                    if detector.push_into(ev, &mut found).is_err() {
+                        tally.late += 1;
+                    }
+                }
+                if !warned_evictions && detector.stats().evicted > 0 {
+                    warned_evictions = true;
+                    eprintln!("ccpn-run: warning: --max-tokens {max_tokens} reached: the oldest waiting tokens are being evicted");
+                }
+                tally.count(outputs, &found);
+                found.is_empty() || detections.send(ToWriter::Detections(found)).is_ok()
+            }
+            ToDetector::Advance(to) => {
+                let found = detector.advance_to(to);
+                tally.count(outputs, &found);
+                found.is_empty() || detections.send(ToWriter::Detections(found)).is_ok()
+            }
+            ToDetector::Mark(position) => {
+                let checkpoint = Checkpoint {
+                    position,
+                    per_output: tally.per_output.clone(),
+                    late_in_detector: tally.late,
+                    detector: detector.snapshot(),
+                };
+                detections
+                    .send(ToWriter::Checkpoint(checkpoint.encode()))
+                    .is_ok()
+            }
+        };
+        if !sent {
+            stop.store(true, Ordering::Relaxed);
+            break;
+        }
+    }
+    drop(events);
+    let last = detector.finish();
+    tally.count(outputs, &last);
+    if !last.is_empty() {
+        let _ = detections.send(ToWriter::Detections(last));
+    }
+}

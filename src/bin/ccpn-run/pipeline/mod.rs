@@ -1,0 +1,175 @@
+//! The run: a reader thread (parse, reorder, report bad and late lines), the detector
+//! on the main thread, and a writer thread, joined by bounded crossbeam channels that
+//! carry batches.
+//!
+//! `reader.rs` holds the reader thread, `report.rs` what is said on stderr (bad and
+//! late lines, the limits' warnings, `--stats`), `detect.rs` the detector's loop,
+//! `writer.rs` the writer thread; this file starts and joins them, and resumes from a
+//! checkpoint.
+
+mod detect;
+mod reader;
+mod report;
+mod writer;
+
+use std::fs::File;
+use std::io::{self, BufWriter};
+use std::process::ExitCode;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::thread::{self, JoinHandle};
+use std::time::Instant;
+
+use crossbeam_channel::bounded;
+
+use ccpn::{Detector, DetectorOptions, Net};
+
+use crate::args::Args;
+use crate::checkpoint::{Checkpoint, Position};
+use detect::{detect, Tally};
+use writer::{write_detections, ToWriter};
+
+pub(crate) use reader::{open_input, read_events, ReadCounts, ReaderConfig, ToDetector};
+pub(crate) use report::warn_limits;
+
+/// Events (or detections) per channel message.
+const BATCH: usize = 1024;
+/// Messages in flight per channel. Few: the reader parses faster than the detector
+/// detects, so the queue stays full, and an event waits `DEPTH` batches before it is
+/// pushed. With 4 (about 1 MB of events) it is still in cache when it is; with 64 it
+/// was not, and end to end ran 10-20 % slower (docs/performance.md).
+const DEPTH: usize = 4;
+
+/// Runs the net over the input; returns the exit status.
+pub(crate) fn run(args: &Args, net: Net) -> io::Result<ExitCode> {
+    let started = Instant::now();
+    let outputs: Vec<String> = net.outputs().map(str::to_owned).collect();
+    let options = DetectorOptions {
+        max_tokens: args.max_tokens,
+        max_sets: args.max_sets,
+        zone_index: !args.no_zone_index,
+    };
+    let (mut detector, mut tally, resume) = match start_or_resume(args, &net, &outputs, options) {
+        Ok(start) => start,
+        Err(refused) => return Ok(refused),
+    };
+    let processed_before = detector.stats().processed;
+    if detector.options() != options {
+        report::resumed_limits(detector.options());
+    }
+    let stop = Arc::new(AtomicBool::new(false));
+    let (ev_tx, ev_rx) = bounded::<ToDetector>(DEPTH);
+    let (det_tx, det_rx) = bounded::<ToWriter>(DEPTH);
+    let reader = {
+        let input = open_input(args)?;
+        let late_file = open_late_file(args, resume.is_some())?;
+        let cfg = ReaderConfig::new(args, &net);
+        let stop = stop.clone();
+        thread::Builder::new()
+            .name("reader".into())
+            .spawn(move || read_events(input, cfg, late_file, ev_tx, &stop, resume))?
+    };
+    let writer = {
+        let stop = stop.clone();
+        let (space, output, checkpoint) = (net.space(), args.output, args.checkpoint.clone());
+        thread::Builder::new()
+            .name("writer".into())
+            .spawn(move || write_detections(det_rx, space, output, checkpoint, &stop))?
+    };
+    detect(&mut detector, &mut tally, &outputs, ev_rx, det_tx, &stop);
+    let counts = join(reader, "reader")??;
+    if let Err(e) = join(writer, "writer")? {
+        if e.kind() != io::ErrorKind::BrokenPipe {
+            return Err(e);
+        }
+    }
+    let stats = detector.stats();
+    let limits = detector.options();
+    warn_limits(
+        stats.truncated_firings,
+        stats.refused_sets,
+        stats.evicted,
+        &format!("--max-sets {}", limits.max_sets),
+        &format!("--max-tokens {}", limits.max_tokens),
+    );
+    if args.stats {
+        report::print_stats(&report::Summary {
+            counts: &counts,
+            stats: &stats,
+            outputs: &outputs,
+            tally: &tally,
+            processed_before,
+            elapsed: started.elapsed().as_secs_f64(),
+        });
+    }
+    Ok(if counts.stopped {
+        ExitCode::from(3)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// The detector, its tally and the input position to resume from: restored from
+/// `--resume`'s checkpoint, or new. `Err` is the exit status of a checkpoint that
+/// cannot be resumed from, already reported.
+fn start_or_resume(
+    args: &Args,
+    net: &Net,
+    outputs: &[String],
+    options: DetectorOptions,
+) -> Result<(Detector, Tally, Option<Position>), ExitCode> {
+    let resumed = match &args.resume {
+        Some(path) => match Checkpoint::read(path) {
+            Ok(Some(c)) => Some(c),
+            Ok(None) => {
+                eprintln!(
+                    "ccpn-run: no checkpoint at {}: starting from the first line",
+                    path.display()
+                );
+                None
+            }
+            Err(e) => return Err(report::refuse(&e)),
+        },
+        None => None,
+    };
+    match resumed {
+        Some(c) => match Detector::restore(net, &c.detector) {
+            Ok(d) if c.per_output.len() == outputs.len() => {
+                let tally = Tally {
+                    per_output: c.per_output,
+                    late: c.late_in_detector,
+                };
+                Ok((d, tally, Some(c.position)))
+            }
+            Ok(_) => Err(report::refuse("checkpoint: its outputs are not the net's")),
+            Err(e) => Err(report::refuse(&format!("checkpoint: {e}"))),
+        },
+        None => Ok((
+            Detector::with_options(net, options),
+            Tally {
+                per_output: vec![0; outputs.len()],
+                late: 0,
+            },
+            None,
+        )),
+    }
+}
+
+/// The `--late` file, if asked for: a resumed run adds to the late lines of the run
+/// it continues.
+fn open_late_file(args: &Args, resumed: bool) -> io::Result<Option<BufWriter<File>>> {
+    Ok(match &args.late {
+        Some(p) if resumed => Some(BufWriter::new(
+            File::options().append(true).create(true).open(p)?,
+        )),
+        Some(p) => Some(BufWriter::new(File::create(p)?)),
+        None => None,
+    })
+}
+
+/// What thread `name` returned.
+fn join<T>(handle: JoinHandle<T>, name: &str) -> io::Result<T> {
+    handle
+        .join()
+        .map_err(|_| io::Error::other(format!("{name} thread panicked")))
+}

@@ -1,0 +1,402 @@
+//! The reader thread: reads the input with [`EventReader`], reorders events by time
+//! within `--max-delay`, reports bad and late lines, sends events to the detector in
+//! batches, and marks checkpoints; on resume, reads the lines before the checkpoint
+//! again only where the run needs them. With `--heartbeat`, lines are read on a
+//! thread of their own, so that a quiet input moves event time on.
+
+use std::collections::HashSet;
+use std::fs::File;
+use std::io::{self, BufReader, BufWriter, Read};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread;
+use std::time::Duration;
+
+use crossbeam_channel::{bounded, RecvTimeoutError, Sender};
+
+use ccpn::io::read::{BadLine, EventLine, EventReader, Format, LineError, Lines, Record};
+use ccpn::io::reorder::Reorder;
+use ccpn::{Event, Net, Space, Timestamp};
+
+use super::report::Reports;
+use super::{BATCH, DEPTH};
+use crate::args::{Args, FormatArg};
+use crate::checkpoint::Position;
+
+/// What the reader counted.
+#[derive(Default)]
+pub(crate) struct ReadCounts {
+    pub(crate) read: u64,
+    pub(crate) rejected: u64,
+    pub(crate) late: u64,
+    /// Set when `--strict` stopped the run.
+    pub(crate) stopped: bool,
+}
+
+/// The input: a file, or standard input.
+pub(crate) type Input = BufReader<Box<dyn Read + Send>>;
+
+/// Opens the events file, or standard input when there is none or it is `-`.
+pub(crate) fn open_input(args: &Args) -> io::Result<Input> {
+    let raw: Box<dyn Read + Send> = match &args.events {
+        Some(p) if p.as_os_str() != "-" => Box::new(File::open(p)?),
+        _ => Box::new(io::stdin()),
+    };
+    Ok(BufReader::with_capacity(1 << 16, raw))
+}
+
+/// The reader's settings, from the command line and the net.
+pub(crate) struct ReaderConfig {
+    /// Attribute names and types the net reads: events share one copy of each.
+    pub(crate) names: Vec<String>,
+    pub(crate) format: FormatArg,
+    pub(crate) space: Space,
+    pub(crate) max_delay: i64,
+    pub(crate) strict: bool,
+    pub(crate) max_line_bytes: usize,
+    /// Send a checkpoint mark after every this many lines (0: never).
+    pub(crate) checkpoint_every: u64,
+    /// Move event time on when the input is quiet this long (`--heartbeat`).
+    pub(crate) heartbeat: Option<Duration>,
+}
+
+impl ReaderConfig {
+    /// The reader's part of the command line, for a run of `net`.
+    pub(crate) fn new(args: &Args, net: &Net) -> ReaderConfig {
+        ReaderConfig {
+            names: net.names_read().into_iter().map(str::to_owned).collect(),
+            format: args.format,
+            space: net.space(),
+            max_delay: args.max_delay,
+            strict: args.strict,
+            max_line_bytes: args.max_line_bytes,
+            checkpoint_every: if args.checkpoint.is_some() {
+                args.checkpoint_every
+            } else {
+                0
+            },
+            heartbeat: args.heartbeat(),
+        }
+    }
+
+    /// The event reader this configuration asks for.
+    fn event_reader<R: io::BufRead>(&self, input: R) -> EventReader<R> {
+        let reader = EventReader::new(input, self.space)
+            .with_max_line_bytes(self.max_line_bytes)
+            .with_known_names(self.names.iter().map(String::as_str));
+        match self.format {
+            FormatArg::Auto => reader,
+            FormatArg::Jsonl => reader.with_format(Format::JsonLines),
+            FormatArg::Csv => reader.with_format(Format::Csv),
+        }
+    }
+}
+
+/// What the reader sends the detector.
+pub(crate) enum ToDetector {
+    Events(Vec<Event>),
+    /// The input is quiet and the clock has moved on: event time is now this.
+    Advance(Timestamp),
+    /// Every line up to here is read: the detector is to checkpoint, once it has
+    /// processed the events sent before.
+    Mark(Position),
+}
+
+/// The reader's state: its reports and counts, and the events held for reordering
+/// and read but not sent yet.
+struct Reader {
+    cfg: ReaderConfig,
+    reports: Reports,
+    reorder: Reorder<Event>,
+    batch: Vec<Event>,
+    tx: Sender<ToDetector>,
+}
+
+/// Where a resumed run resumes: the lines up to `line` were consumed by the
+/// checkpointed run, which held the events of lines `held` for reordering.
+struct Replay {
+    line: u64,
+    held: HashSet<u64>,
+}
+
+/// Reads, parses and reorders lines; reports bad and late ones on stderr. With a
+/// checkpoint's `resume` position, the lines up to it are only read again where the
+/// run needs them: to learn the format, and for the events it held for reordering.
+pub(crate) fn read_events(
+    input: Input,
+    cfg: ReaderConfig,
+    late_file: Option<BufWriter<File>>,
+    tx: Sender<ToDetector>,
+    stop: &AtomicBool,
+    resume: Option<Position>,
+) -> io::Result<ReadCounts> {
+    let events = cfg.event_reader(input);
+    let mut r = Reader {
+        reports: Reports::new(cfg.strict, late_file),
+        reorder: Reorder::new(cfg.max_delay),
+        batch: Vec::with_capacity(BATCH),
+        tx,
+        cfg,
+    };
+    let mut replay = match resume {
+        Some(p) => {
+            let counts = &mut r.reports.counts;
+            counts.read = p.read;
+            counts.rejected = p.rejected;
+            counts.late = p.late;
+            r.reorder = Reorder::resumed(r.cfg.max_delay, p.newest, p.released);
+            Replay {
+                line: p.line,
+                held: p.held.into_iter().collect(),
+            }
+        }
+        None => Replay {
+            line: 0,
+            held: HashSet::new(),
+        },
+    };
+    let last = match r.cfg.heartbeat {
+        None => r.read_all(events, stop, &mut replay)?,
+        Some(beat) => r.read_with_heartbeat(events, beat, stop, &mut replay)?,
+    };
+    if last < replay.line || !replay.held.is_empty() {
+        return Err(io::Error::other(format!(
+            "the input is not the one checkpointed: it has {last} lines, the checkpoint had read {}",
+            replay.line
+        )));
+    }
+    r.finish()
+}
+
+/// Lines read on the input thread: (number, line) or the I/O error that ended it.
+type Pumped = Vec<io::Result<(u64, Result<Vec<u8>, LineError>)>>;
+
+/// Reads lines and sends them in batches: a batch ends when nothing more is
+/// buffered (the next read may wait) or at 1,024 lines.
+fn pump(mut lines: Lines<Input>, tx: &Sender<Pumped>) {
+    let mut batch: Pumped = Vec::new();
+    while let Some(next) = lines.next_line() {
+        let next = next.map(|(no, line)| (no, line.map(<[u8]>::to_vec)));
+        let failed = next.is_err();
+        batch.push(next);
+        if (failed || batch.len() >= BATCH || lines.get_ref().buffer().is_empty())
+            && tx.send(std::mem::take(&mut batch)).is_err()
+        {
+            return;
+        }
+        if failed {
+            return;
+        }
+    }
+    let _ = tx.send(batch);
+}
+
+/// The wall clock as an event time.
+fn wall_clock() -> Option<Timestamp> {
+    let since = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .ok()?;
+    Timestamp::from_micros(i64::try_from(since.as_micros()).ok()?)
+}
+
+impl Reader {
+    /// Reads every line on this thread (until the run is to stop); returns the number
+    /// of the last line read.
+    fn read_all(
+        &mut self,
+        mut events: EventReader<Input>,
+        stop: &AtomicBool,
+        replay: &mut Replay,
+    ) -> io::Result<u64> {
+        while !stop.load(Ordering::Relaxed) {
+            let Some(next) = events.next_record() else {
+                break;
+            };
+            if !self.take(next?, replay)? {
+                break;
+            }
+            // What is read is sent before a read that may wait for more input: a
+            // live stream's events are detected when they come, not when a batch fills.
+            if events.get_ref().buffer().is_empty() && !self.flush() {
+                break;
+            }
+        }
+        Ok(events.line_number())
+    }
+
+    /// Reads lines on a thread of their own, moving event time on when none come for
+    /// `beat`; returns the number of the last line read.
+    fn read_with_heartbeat(
+        &mut self,
+        events: EventReader<Input>,
+        beat: Duration,
+        stop: &AtomicBool,
+        replay: &mut Replay,
+    ) -> io::Result<u64> {
+        let (lines, mut stream) = events.into_parts();
+        let (tx, rx) = bounded::<Pumped>(DEPTH);
+        thread::Builder::new()
+            .name("input".into())
+            .spawn(move || pump(lines, &tx))?;
+        let mut last = 0;
+        'input: loop {
+            if stop.load(Ordering::Relaxed) {
+                break;
+            }
+            match rx.recv_timeout(beat) {
+                Ok(batch) => {
+                    for next in batch {
+                        let (no, line) = next?;
+                        last = no;
+                        let record = match &line {
+                            Ok(line) => stream.record(no, line),
+                            Err(e) => Record::Bad(BadLine {
+                                line: no,
+                                error: e.clone(),
+                            }),
+                        };
+                        if !self.take(record, replay)? {
+                            break 'input;
+                        }
+                    }
+                    if !self.flush() {
+                        break;
+                    }
+                }
+                Err(RecvTimeoutError::Timeout) if last >= replay.line => {
+                    if !self.heartbeat() {
+                        break;
+                    }
+                }
+                Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Disconnected) => break,
+            }
+        }
+        Ok(last)
+    }
+
+    /// Takes one line (before `replay.line`, a line a resumed run only reads again);
+    /// `false` when the run is to stop.
+    fn take(&mut self, record: Record<'_>, replay: &mut Replay) -> io::Result<bool> {
+        let no = record.number();
+        if no <= replay.line {
+            if let Record::Event(line) = record {
+                self.replay(line, &mut replay.held)?;
+            }
+            return Ok(true);
+        }
+        if !self.line(record)? {
+            return Ok(false);
+        }
+        Ok(self.cfg.checkpoint_every == 0
+            || !no.is_multiple_of(self.cfg.checkpoint_every)
+            || self.mark(no))
+    }
+
+    /// The input has been quiet for `--heartbeat`: event time moves to the wall
+    /// clock less `--max-delay`, releasing what is held up to then; `false` if the
+    /// detector has gone.
+    fn heartbeat(&mut self) -> bool {
+        let Some(now) = wall_clock() else {
+            return true;
+        };
+        let to = now.saturating_add(-self.cfg.max_delay);
+        if self.reorder.released_up_to().is_some_and(|r| to <= r) {
+            return true;
+        }
+        self.reorder.advance(to);
+        while let Some((_, _, ev)) = self.reorder.pop_ready() {
+            self.batch.push(ev);
+        }
+        self.flush() && self.tx.send(ToDetector::Advance(to)).is_ok()
+    }
+
+    /// Takes one line; `false` when the run is to stop.
+    fn line(&mut self, record: Record<'_>) -> io::Result<bool> {
+        let line = match record {
+            Record::Event(line) => line,
+            Record::Blank(_) | Record::Header(_) => return Ok(true),
+            Record::Bad(bad) => {
+                self.reports.counts.read += 1;
+                return self.reports.rejected(&bad);
+            }
+        };
+        self.reports.counts.read += 1;
+        let ev = match line.parse() {
+            Ok(ev) => ev,
+            Err(bad) => return self.reports.rejected(&bad),
+        };
+        match self.reorder.offer(ev.time, line.number(), ev) {
+            Ok(now) => {
+                match now {
+                    Some((_, _, ev)) => self.batch.push(ev),
+                    None => {
+                        while let Some((_, _, ev)) = self.reorder.pop_ready() {
+                            self.batch.push(ev);
+                        }
+                    }
+                }
+                Ok(self.batch.len() < BATCH || self.flush())
+            }
+            Err(late) => self.reports.late(line.number(), line.text(), &late),
+        }
+    }
+
+    /// Takes an event line again, before the checkpoint resumed from: to hold again
+    /// an event the checkpointed run held.
+    fn replay(&mut self, line: EventLine<'_>, held: &mut HashSet<u64>) -> io::Result<()> {
+        let no = line.number();
+        if !held.remove(&no) {
+            return Ok(());
+        }
+        let again = line
+            .parse()
+            .ok()
+            .map(|ev| self.reorder.push(ev.time, no, ev));
+        match again {
+            Some(Ok(())) => Ok(()),
+            _ => Err(io::Error::other(format!(
+                "the input is not the one checkpointed: line {no} no longer holds the event it held"
+            ))),
+        }
+    }
+
+    /// Sends the events read so far, then a checkpoint mark; `false` if the detector
+    /// has gone.
+    fn mark(&mut self, no: u64) -> bool {
+        let counts = &self.reports.counts;
+        let position = Position {
+            line: no,
+            read: counts.read,
+            rejected: counts.rejected,
+            late: counts.late,
+            newest: self.reorder.newest_seen(),
+            released: self.reorder.released_up_to(),
+            held: self.reorder.held_lines().collect(),
+        };
+        self.flush() && self.tx.send(ToDetector::Mark(position)).is_ok()
+    }
+
+    /// Sends the batch; `false` if the detector has gone.
+    fn flush(&mut self) -> bool {
+        if self.batch.is_empty() {
+            return true;
+        }
+        let batch = std::mem::replace(&mut self.batch, Vec::with_capacity(BATCH));
+        self.tx.send(ToDetector::Events(batch)).is_ok()
+    }
+
+    /// At the end of input: releases what is held (or, stopped by `--strict`,
+    /// counts it as rejected).
+    fn finish(mut self) -> io::Result<ReadCounts> {
+        if !self.reports.counts.stopped {
+            while let Some((_, _, ev)) = self.reorder.pop_any() {
+                self.batch.push(ev);
+            }
+        } else {
+            // Lines held for reordering were read but not processed.
+            self.reports.counts.rejected += self.reorder.len() as u64;
+        }
+        self.flush();
+        self.reports.finish()
+    }
+}

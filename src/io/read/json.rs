@@ -1,0 +1,311 @@
+//! JSON Lines: one JSON object per line, deserialized straight into an event by a
+//! serde visitor (no intermediate `serde_json::Value`), with errors that name the
+//! column and the field.
+
+use std::borrow::Cow;
+use std::collections::HashSet;
+use std::fmt;
+use std::sync::Arc;
+
+use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+
+use super::error::{clip, clip_name, fmt_f64};
+use super::fields::{role_kind, role_of, Name, Partial, RoleKind, Scalar};
+use super::{LineError, LineParser};
+use crate::event::{Event, Value};
+
+impl LineParser {
+    /// Parses one JSON object, `text`.
+    pub(super) fn parse_json(&self, text: &str) -> Result<Event, LineError> {
+        let mut ctx = Ctx::default();
+        let mut de = serde_json::Deserializer::from_str(text);
+        let seed = EventSeed {
+            parser: self,
+            ctx: &mut ctx,
+        };
+        let result = seed
+            .deserialize(&mut de)
+            .and_then(|ev| de.end().map(|()| ev));
+        match result {
+            Ok(ev) => ev,
+            Err(e) => Err(match ctx.err.take() {
+                Some(err) => err,
+                None => json_error(&e, ctx.field.as_deref()),
+            }),
+        }
+    }
+}
+
+/// Describes a serde_json error: its message with the column, and the field if known.
+fn json_error(e: &serde_json::Error, field: Option<&str>) -> LineError {
+    let msg = e.to_string();
+    let suffix = format!(" at line {} column {}", e.line(), e.column());
+    let base = match msg.strip_suffix(&suffix).unwrap_or(&msg) {
+        // serde_json's word for `true`, `false` or `null` misspelt.
+        "expected ident" | "expected value" => "expected a value",
+        base => base,
+    };
+    let mut detail = if e.column() > 0 {
+        format!("{base} at column {}", e.column())
+    } else {
+        base.to_owned()
+    };
+    if let Some(field) = field {
+        detail.push_str(&format!(" (in field `{}`)", clip_name(field)));
+    }
+    LineError::NotJson { detail }
+}
+
+/// What the JSON visitor reports besides serde_json's own errors.
+#[derive(Default)]
+struct Ctx {
+    /// The error to report, when the visitor failed on a value it understood.
+    err: Option<LineError>,
+    /// The field being read when serde_json failed.
+    field: Option<String>,
+}
+
+/// Deserializes one JSON object straight into an event.
+struct EventSeed<'p> {
+    parser: &'p LineParser,
+    ctx: &'p mut Ctx,
+}
+
+impl<'de> DeserializeSeed<'de> for EventSeed<'_> {
+    type Value = Result<Event, LineError>;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl EventSeed<'_> {
+    fn not_object<E: de::Error>(self, got: String) -> Result<Result<Event, LineError>, E> {
+        self.ctx.err = Some(LineError::NotObject { got });
+        Err(E::custom("not an object"))
+    }
+}
+
+impl<'de> Visitor<'de> for EventSeed<'_> {
+    type Value = Result<Event, LineError>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON object")
+    }
+
+    fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Self::Value, M::Error> {
+        let parser = self.parser;
+        let mut partial = Partial::new();
+        let mut seen = 0u8;
+        let mut names = AttrNames::default();
+        while let Some(key) = map.next_key_seed(KeySeed)? {
+            let kind = match role_of(&key, parser.axes) {
+                Some(role) => role_kind(&role),
+                None => RoleKind::Attr,
+            };
+            let dup = if kind == RoleKind::Attr {
+                names.is_dup(&partial.attrs, &key)
+            } else {
+                let dup = seen & kind.bit() != 0;
+                seen |= kind.bit();
+                dup
+            };
+            if dup {
+                self.ctx.err = Some(LineError::Duplicate {
+                    field: clip_name(&key),
+                });
+                return Err(de::Error::custom("duplicate field"));
+            }
+            let value = match map.next_value_seed(ScalarSeed) {
+                Ok(v) => v,
+                Err(e) => {
+                    self.ctx.field = Some(key.into_owned());
+                    return Err(e);
+                }
+            };
+            if kind == RoleKind::Attr && matches!(value, Scalar::Null) {
+                names.add_null(&key);
+                continue;
+            }
+            let had = partial.attrs.len();
+            if let Err(err) = parser.apply(&mut partial, kind, Name::Borrowed(&key), value) {
+                self.ctx.err = Some(err);
+                return Err(de::Error::custom("bad field"));
+            }
+            if let Some((name, _)) = partial.attrs.get(had) {
+                names.added(name);
+            }
+        }
+        Ok(parser.finish(partial))
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, _seq: A) -> Result<Self::Value, A::Error> {
+        self.not_object("an array".to_owned())
+    }
+
+    fn visit_bool<E: de::Error>(self, v: bool) -> Result<Self::Value, E> {
+        self.not_object(v.to_string())
+    }
+
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Self::Value, E> {
+        self.not_object(v.to_string())
+    }
+
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Self::Value, E> {
+        self.not_object(v.to_string())
+    }
+
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Self::Value, E> {
+        self.not_object(fmt_f64(v))
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+        self.not_object(format!("the string {}", clip(v)))
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+        self.not_object("null".to_owned())
+    }
+}
+
+/// How many attributes are checked for duplicates by a linear scan.
+const SCAN_ATTRS: usize = 16;
+
+/// The attribute names of one JSON object beyond those kept in the event, for the
+/// duplicate check: those given as `null`, and past a few attributes, a set of all.
+#[derive(Default)]
+struct AttrNames {
+    nulls: Vec<Arc<str>>,
+    set: Option<HashSet<Arc<str>>>,
+}
+
+impl AttrNames {
+    /// Whether attribute `key` was already given in this object.
+    fn is_dup(&mut self, attrs: &[(Arc<str>, Value)], key: &str) -> bool {
+        if let Some(set) = &self.set {
+            return set.contains(key);
+        }
+        if attrs.len() + self.nulls.len() >= SCAN_ATTRS {
+            let set: HashSet<Arc<str>> = attrs
+                .iter()
+                .map(|(n, _)| Arc::clone(n))
+                .chain(self.nulls.iter().cloned())
+                .collect();
+            let dup = set.contains(key);
+            self.set = Some(set);
+            return dup;
+        }
+        attrs.iter().any(|(n, _)| &**n == key) || self.nulls.iter().any(|n| &**n == key)
+    }
+
+    /// Notes an attribute given as `null`.
+    fn add_null(&mut self, key: &str) {
+        let name: Arc<str> = Arc::from(key);
+        self.added(&name);
+        self.nulls.push(name);
+    }
+
+    /// Notes an attribute kept in the event.
+    fn added(&mut self, name: &Arc<str>) {
+        if let Some(set) = &mut self.set {
+            set.insert(Arc::clone(name));
+        }
+    }
+}
+
+/// Reads an object key, borrowed from the line when it has no escapes.
+struct KeySeed;
+
+impl<'de> DeserializeSeed<'de> for KeySeed {
+    type Value = Cow<'de, str>;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_str(self)
+    }
+}
+
+impl<'de> Visitor<'de> for KeySeed {
+    type Value = Cow<'de, str>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a field name")
+    }
+
+    fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
+        Ok(Cow::Borrowed(v))
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+        Ok(Cow::Owned(v.to_owned()))
+    }
+
+    fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
+        Ok(Cow::Owned(v))
+    }
+}
+
+/// Reads a field's value: a scalar, or notes that it is an array or an object.
+struct ScalarSeed;
+
+impl<'de> DeserializeSeed<'de> for ScalarSeed {
+    type Value = Scalar<'de>;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for ScalarSeed {
+    type Value = Scalar<'de>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a number, a string, a boolean or null")
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+        Ok(Scalar::Null)
+    }
+
+    fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
+        Ok(Scalar::Null)
+    }
+
+    fn visit_bool<E: de::Error>(self, v: bool) -> Result<Self::Value, E> {
+        Ok(Scalar::Bool(v))
+    }
+
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Self::Value, E> {
+        Ok(Scalar::I64(v))
+    }
+
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Self::Value, E> {
+        Ok(Scalar::U64(v))
+    }
+
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Self::Value, E> {
+        Ok(Scalar::F64(v))
+    }
+
+    fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
+        Ok(Scalar::Str(Cow::Borrowed(v)))
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+        Ok(Scalar::Str(Cow::Owned(v.to_owned())))
+    }
+
+    fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
+        Ok(Scalar::Str(Cow::Owned(v)))
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        // Skip the contents (serde_json does so without recursion) to report the field.
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(Scalar::Compound("an array"))
+    }
+
+    fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Self::Value, M::Error> {
+        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+        Ok(Scalar::Compound("an object"))
+    }
+}
