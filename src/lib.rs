@@ -62,4 +62,6 @@ mod spec;
 pub use event::{Event, Id, Point, Space, TimeError, Timestamp, Value};
 pub use model::{parse_duration, NetError, Problem};
 pub use net::Net;
-pub use runtime::{Detail, Detection, Detector, DetectorOptions, PushError, RestoreError, Stats};
+pub use runtime::{
+    Detail, Detection, Detector, DetectorOptions, Phase, PushError, RestoreError, Stats,
+};

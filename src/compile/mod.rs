@@ -5,6 +5,7 @@
 mod guard;
 mod pair;
 mod repeat;
+mod state;
 
 use std::sync::Arc;
 
@@ -52,6 +53,7 @@ pub(crate) fn compile(model: &Arc<Model>) -> (PetriNet, Program) {
         }
     }
     let mut stab_places: FxHashMap<usize, NodeIndex> = FxHashMap::default();
+    let mut state_places: FxHashMap<usize, NodeIndex> = FxHashMap::default();
     for (id, node) in model.nodes.iter().enumerate() {
         let label = node.label(id);
         net.components.push(format!("{label}: {}", node.op.name()));
@@ -135,6 +137,18 @@ pub(crate) fn compile(model: &Arc<Model>) -> (PetriNet, Program) {
             Op::Interval {
                 kind, window, key, ..
             } => repeat::interval(&mut net, id, &label, *kind, *window, key),
+            Op::State { op, key } => {
+                let (component, ports, holds) = state::state(&mut net, id, &label, model, op, key);
+                state_places.insert(id, holds);
+                (component, ports)
+            }
+            Op::Phase { start, .. } => state::phase(&mut net, id, &label, *start),
+            Op::During {
+                state: s,
+                holds,
+                key,
+                ..
+            } => state::during(&mut net, id, &label, *holds, key, state_places[s]),
         };
         components.push(component);
         ports.push(p);
@@ -170,6 +184,18 @@ pub(crate) fn compile(model: &Arc<Model>) -> (PetriNet, Program) {
         zones.dedup();
         for z in zones {
             zone_stabs[z].push(stab);
+        }
+    }
+    // `Inside` components hold the zones they read, moving ones moved with the rest.
+    for (id, node) in model.nodes.iter().enumerate() {
+        if let Op::State {
+            op: crate::model::StateOp::Inside { zones, .. },
+            ..
+        } = &node.op
+        {
+            for &z in zones {
+                zone_stabs[z].push(id);
+            }
         }
     }
     let by_type = atomics

@@ -6,7 +6,8 @@ use std::io::{self, Write};
 use serde::ser::{SerializeMap, Serializer};
 
 use crate::event::Space;
-use crate::runtime::{Detail, Detection};
+use crate::event::Value;
+use crate::runtime::{Detail, Detection, Phase};
 
 /// Writes detections one JSON object per line, with location fields named for `space`.
 ///
@@ -171,6 +172,23 @@ impl serde::Serialize for Fields<'_> {
             Detail::Zone(z) => m.serialize_entry("zone", &**z)?,
             Detail::Distance(x) => m.serialize_entry("distance", x)?,
             Detail::Ticks(n) => m.serialize_entry("ticks", n)?,
+            Detail::Transition { phase, key } => {
+                match phase {
+                    Phase::Start => m.serialize_entry("phase", "start")?,
+                    Phase::End => {
+                        m.serialize_entry("phase", "end")?;
+                        m.serialize_entry("duration", &(d.time.since(d.start) as f64 / 1e6))?;
+                    }
+                }
+                match &key[..] {
+                    [] => {}
+                    [one] => m.serialize_entry("key", &Plain(one))?,
+                    pair => {
+                        let pair: Vec<Plain<'_>> = pair.iter().map(Plain).collect();
+                        m.serialize_entry("key", &pair)?
+                    }
+                }
+            }
         }
         m.end()
     }
@@ -312,6 +330,19 @@ mod tests {
                 String::from_utf8(split).unwrap(),
                 String::from_utf8(whole).unwrap()
             );
+        }
+    }
+}
+
+/// An attribute value as plain JSON: a number, a string or a boolean.
+struct Plain<'a>(&'a Value);
+
+impl serde::Serialize for Plain<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self.0 {
+            Value::Num(n) => s.serialize_f64(*n),
+            Value::Str(t) => s.serialize_str(t),
+            Value::Bool(b) => s.serialize_bool(*b),
         }
     }
 }

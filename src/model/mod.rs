@@ -6,6 +6,7 @@
 
 mod duration;
 mod error;
+mod state;
 mod validate;
 mod zones;
 
@@ -13,6 +14,7 @@ use std::sync::Arc;
 
 pub use duration::parse_duration;
 pub use error::{NetError, Problem};
+pub(crate) use state::{Combine, StateKey, StateOp};
 
 use crate::event::Space;
 use crate::filter::Filter;
@@ -208,6 +210,24 @@ pub(crate) enum Op {
         window: Option<i64>,
         key: Option<Attr>,
     },
+    /// A state: true or false over event time, per key value.
+    State {
+        op: StateOp,
+        key: StateKey,
+    },
+    /// `Starts` (`start: true`) or `Ends`: an occurrence at each such transition.
+    Phase {
+        of: NodeId,
+        start: bool,
+    },
+    /// `During`: the occurrences of `of` at which `state` holds (or, with
+    /// `holds: false`, does not), for their value of the state's key.
+    During {
+        of: NodeId,
+        state: NodeId,
+        holds: bool,
+        key: Option<Attr>,
+    },
 }
 
 impl Op {
@@ -228,6 +248,10 @@ impl Op {
                 Some(e) => vec![*start, *e, *end],
                 None => vec![*start, *end],
             },
+            Op::State { op, .. } => op.operands(),
+            Op::Phase { of, .. } => vec![*of],
+            // The state first: an occurrence sees the state after its own step's changes.
+            Op::During { of, state, .. } => vec![*state, *of],
         }
     }
 
@@ -274,6 +298,16 @@ impl Op {
                 kind: IntervalKind::PStar { .. },
                 ..
             } => "PStar",
+            Op::State { op, .. } => op.name(),
+            Op::Phase { start: true, .. } => "Starts",
+            Op::Phase { start: false, .. } => "Ends",
+            Op::During { .. } => "During",
         }
+    }
+
+    /// Is the node a state (read by `Starts`, `Ends`, `During` and other states)
+    /// rather than a stream of occurrences?
+    pub(crate) fn is_state(&self) -> bool {
+        matches!(self, Op::State { .. })
     }
 }

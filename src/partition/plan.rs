@@ -3,7 +3,7 @@
 use std::fmt;
 use std::sync::Arc;
 
-use crate::model::{Context, Model, NodeId, Op, PairKind};
+use crate::model::{Context, Model, NodeId, Op, PairKind, StateKey};
 
 /// How a net's work may be split between detectors so that, together, they detect
 /// exactly what one detector would.
@@ -66,6 +66,15 @@ pub(crate) fn plan(model: &Model) -> Plan {
             }
             Op::Times { key, .. } | Op::Interval { key, .. } => key.as_ref(),
             Op::Count { .. } => None,
+            // A state per key value, read per key value: split by that key. A state
+            // of pairs (`Close`) needs both objects of a pair in one partition.
+            Op::State {
+                key: StateKey::Attr(a),
+                ..
+            } => Some(a),
+            Op::State { .. } => None,
+            Op::Phase { .. } => continue,
+            Op::During { key, .. } => key.as_ref(),
         };
         stateful = true;
         match (k, &key) {
@@ -143,6 +152,11 @@ fn reach(model: &Model) -> Result<f64, String> {
             Op::Any { .. } => return unbounded("pairs occurrences at any distance"),
             Op::Times { .. } => return unbounded("counts occurrences anywhere"),
             Op::Interval { .. } => return unbounded("opens intervals closed anywhere"),
+            Op::State { .. } => return unbounded("holds a state that occurrences anywhere change"),
+            Op::Phase { of: o, .. } => span[*o],
+            Op::During { .. } => {
+                return unbounded("reads a state that occurrences anywhere change")
+            }
         };
         reach = reach.max(span[id]);
     }

@@ -51,6 +51,7 @@ pub(crate) fn to_dot(net: &PetriNet) -> String {
             ArcKind::Normal => "",
             ArcKind::Read => ", style=dashed",
             ArcKind::Reset => ", style=dashed, arrowhead=odot",
+            ArcKind::Inhibitor => ", arrowhead=dot",
         };
         let _ = writeln!(
             s,

@@ -32,6 +32,9 @@ pub(crate) enum ArcKind {
     Read,
     /// Empties the place it points to (`Not`'s absent).
     Reset,
+    /// Enables its transition only while the place holds no token of the same key
+    /// (a state's start: nothing starts while it holds).
+    Inhibitor,
 }
 
 /// An arc; its label shows its weight, guard or spatial predicate.

@@ -2,8 +2,8 @@
 
 use std::sync::Arc;
 
-use super::token::{Extra, Member, Members, Term, Token};
-use crate::event::{Event, Id, Point, Timestamp};
+use super::token::{Extra, Member, Members, StateKeyVal, Term, Token};
+use crate::event::{Event, Id, Point, Timestamp, Value};
 use crate::spatial::Zone;
 
 /// What an operator adds to a detection beyond time, place and constituents.
@@ -19,6 +19,23 @@ pub enum Detail {
     Distance(f64),
     /// `PStar`: the number of ticks inside the interval.
     Ticks(u64),
+    /// A state's transition (the detection's `start` is when the state became true).
+    Transition {
+        /// A start (false → true) or an end.
+        phase: Phase,
+        /// The key value whose state changed: none for a state without `key`, one
+        /// value, or the two values of a `Close` pair (in a fixed order).
+        key: Vec<Value>,
+    },
+}
+
+/// Which transition of a state a detection reports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Phase {
+    /// The state became true.
+    Start,
+    /// The state became false.
+    End,
 }
 
 /// One occurrence of an output event.
@@ -49,10 +66,10 @@ impl Detection {
             seq,
             time: tok.end,
             time_text: time_text(&tok.term, tok.end),
-            start: tok.start,
+            start: start_of(tok.start, &tok.extra),
             location: tok.term.location,
             members: tok.members_list(),
-            detail: detail(tok.extra, zones),
+            detail: detail(&tok.extra, zones),
         }
     }
 
@@ -83,10 +100,10 @@ impl Detection {
             seq,
             time: end,
             time_text,
-            start,
+            start: start_of(start, &extra),
             location,
             members,
-            detail: detail(extra, zones),
+            detail: detail(&extra, zones),
         }
     }
 
@@ -113,11 +130,29 @@ fn time_text(term: &Term, end: Timestamp) -> Option<Arc<str>> {
 }
 
 #[inline]
-fn detail(extra: Extra, zones: &[Zone]) -> Detail {
+fn detail(extra: &Extra, zones: &[Zone]) -> Detail {
     match extra {
         Extra::None => Detail::None,
-        Extra::Zone(z) => Detail::Zone(zones[z as usize].name.clone()),
-        Extra::Distance(d) => Detail::Distance(d),
-        Extra::Ticks(n) => Detail::Ticks(n),
+        Extra::Zone(z) => Detail::Zone(zones[*z as usize].name.clone()),
+        Extra::Distance(d) => Detail::Distance(*d),
+        Extra::Ticks(n) => Detail::Ticks(*n),
+        Extra::Transition(t) => Detail::Transition {
+            phase: if t.start { Phase::Start } else { Phase::End },
+            key: match &t.key {
+                StateKeyVal::Whole => Vec::new(),
+                StateKeyVal::One(k) => vec![k.value()],
+                StateKeyVal::Pair(a, b) => vec![a.value(), b.value()],
+            },
+        },
+    }
+}
+
+/// The start of a detection: its earliest constituent's time, or for a state's
+/// transition, the time the state became true.
+#[inline]
+fn start_of(tok_start: Timestamp, extra: &Extra) -> Timestamp {
+    match extra {
+        Extra::Transition(t) => t.since,
+        _ => tok_start,
     }
 }

@@ -25,6 +25,19 @@ impl Dirty {
         self.from = self.from.min(i / 64);
     }
 
+    /// The lowest marked component, left marked.
+    pub(crate) fn peek(&mut self) -> Option<usize> {
+        while self.from < self.words.len() {
+            let w = self.words[self.from];
+            if w != 0 {
+                return Some(self.from * 64 + w.trailing_zeros() as usize);
+            }
+            self.from += 1;
+        }
+        self.from = usize::MAX;
+        None
+    }
+
     /// Unmarks and returns the lowest marked component.
     pub(crate) fn pop(&mut self) -> Option<usize> {
         while self.from < self.words.len() {

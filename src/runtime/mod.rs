@@ -17,8 +17,11 @@ mod snapshot;
 mod timer;
 mod token;
 
-pub(crate) use component::{Any, Component, Count, Guard, Interval, Not, Pair, Stab, Times};
-pub use detection::{Detail, Detection};
+pub(crate) use component::{
+    Any, Close, Combine, Component, Count, Decide, During, Guard, Interval, Lasting, Not, Pair,
+    PhaseOf, Silent, Stab, Stationary, Times, Toggle,
+};
+pub use detection::{Detail, Detection, Phase};
 pub use detector::{Detector, DetectorOptions, PushError, Stats};
 pub(crate) use dispatch::Dispatch;
 pub(crate) use program::{CountGroup, Program};

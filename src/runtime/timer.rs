@@ -31,6 +31,17 @@ impl Timers {
         }
     }
 
+    /// Another timer due at exactly `at`, if any (after [`Timers::pop_due`] gave one
+    /// at `at`: they come in order of component, then tag).
+    pub(crate) fn pop_at(&mut self, at: Timestamp) -> Option<(usize, u64)> {
+        let Reverse((t, _, _)) = *self.heap.peek()?;
+        if t == at {
+            self.heap.pop().map(|Reverse((_, c, tag))| (c, tag))
+        } else {
+            None
+        }
+    }
+
     pub(crate) fn len(&self) -> usize {
         self.heap.len()
     }

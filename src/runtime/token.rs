@@ -12,7 +12,7 @@ use crate::model::Attr;
 
 /// What an operator adds to its occurrences beyond the colour every token has
 /// (reported with detections as a [`super::Detail`]).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub(crate) enum Extra {
     #[default]
     None,
@@ -22,6 +22,28 @@ pub(crate) enum Extra {
     Distance(f64),
     /// `PStar`: the number of ticks inside the interval.
     Ticks(u64),
+    /// A state's transition: which, since when, for which key value.
+    Transition(Arc<Transition>),
+}
+
+/// A state's transition, as its occurrence carries it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub(crate) struct Transition {
+    /// A start (false → true), or an end.
+    pub(crate) start: bool,
+    /// When the state became true: the transition's time for a start.
+    pub(crate) since: Timestamp,
+    /// The key value whose state changed.
+    pub(crate) key: StateKeyVal,
+}
+
+/// The key value of one state: none (one state for the stream), one attribute value,
+/// or an unordered pair of different values (kept in order).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub(crate) enum StateKeyVal {
+    Whole,
+    One(KeyVal),
+    Pair(KeyVal, KeyVal),
 }
 
 /// An input event as tokens carry it: the event, and its values of the attributes
@@ -113,6 +135,30 @@ impl Token {
             members: Members::One(seq),
             extra: Extra::None,
         }
+    }
+
+    /// The state transition this token is, if it is one.
+    pub(crate) fn transition(&self) -> Option<&Transition> {
+        match &self.extra {
+            Extra::Transition(t) => Some(t),
+            _ => None,
+        }
+    }
+
+    /// The processing numbers of the constituents, in order: the order of their ids
+    /// (an id's event time, then its input line).
+    pub(crate) fn seqs(&self) -> impl Iterator<Item = u64> + '_ {
+        let (one, many) = match &self.members {
+            Members::One(seq) => (Some(*seq), &[][..]),
+            Members::Many(ms) => (None, &ms[..]),
+        };
+        one.into_iter().chain(many.iter().map(|m| m.seq))
+    }
+
+    /// Does this token's `ids` list come before `other`'s, compared id by id in input
+    /// order, a list that is a prefix of another coming first?
+    pub(crate) fn ids_before(&self, other: &Token) -> bool {
+        self.seqs().cmp(other.seqs()) == std::cmp::Ordering::Less
     }
 
     /// The processing number of the only constituent, if there is one.
@@ -259,6 +305,43 @@ impl From<&Value> for KeyVal {
             Value::Bool(b) => KeyInner::Bool(*b),
         };
         KeyVal::from(value)
+    }
+}
+
+impl KeyVal {
+    /// The attribute value this key was made from.
+    pub(crate) fn value(&self) -> Value {
+        match &self.value {
+            KeyInner::Num(bits) => Value::Num(f64::from_bits(*bits)),
+            KeyInner::Str(s) => Value::Str(s.clone()),
+            KeyInner::Bool(b) => Value::Bool(*b),
+        }
+    }
+}
+
+impl PartialOrd for KeyVal {
+    fn partial_cmp(&self, other: &KeyVal) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+/// An order of key values, to keep a pair's two values in one order: by kind, then
+/// by value (numbers by their bits).
+impl Ord for KeyVal {
+    fn cmp(&self, other: &KeyVal) -> std::cmp::Ordering {
+        fn rank(k: &KeyInner) -> u8 {
+            match k {
+                KeyInner::Num(_) => 0,
+                KeyInner::Str(_) => 1,
+                KeyInner::Bool(_) => 2,
+            }
+        }
+        match (&self.value, &other.value) {
+            (KeyInner::Num(a), KeyInner::Num(b)) => a.cmp(b),
+            (KeyInner::Str(a), KeyInner::Str(b)) => a.cmp(b),
+            (KeyInner::Bool(a), KeyInner::Bool(b)) => a.cmp(b),
+            (a, b) => rank(a).cmp(&rank(b)),
+        }
     }
 }
 

@@ -141,7 +141,6 @@ impl GeoSeg {
     }
 
     /// The geodesic distance from `p` to the segment, metres.
-    #[cfg(test)]
     pub(crate) fn distance(&self, p: Point) -> f64 {
         let da = dist(self.a, p);
         if self.len == 0.0 {

@@ -8,6 +8,7 @@
 mod bounds;
 mod direction;
 mod geoline;
+mod margin;
 mod metric;
 mod stab;
 mod zone;
@@ -17,6 +18,7 @@ mod tests;
 
 pub(crate) use direction::{Dir, RelSet};
 pub(crate) use geoline::MAX_SEGMENT_M;
+pub(crate) use margin::{side, Side};
 pub(crate) use metric::{
     distance, floor_to_i64, on_sphere, within_distance, EARTH_R, WGS84_A, WGS84_E2,
 };

@@ -304,4 +304,72 @@ pub(crate) enum OpSpec {
         #[serde(default)]
         key: Option<String>,
     },
+    // States: situations that hold over time, per key value.
+    State {
+        on: String,
+        off: String,
+        #[serde(default)]
+        key: Option<String>,
+    },
+    Inside {
+        of: String,
+        zones: Vec<String>,
+        #[serde(default)]
+        key: Option<String>,
+        #[serde(default)]
+        margin: f64,
+    },
+    Stationary {
+        of: String,
+        radius: f64,
+        #[serde(rename = "for")]
+        hold: DurationSpec,
+        #[serde(default)]
+        key: Option<String>,
+    },
+    Silent {
+        of: String,
+        #[serde(rename = "for")]
+        hold: DurationSpec,
+        #[serde(default)]
+        key: Option<String>,
+    },
+    Close {
+        of: String,
+        max: f64,
+        within: DurationSpec,
+        distinct: String,
+    },
+    Lasting {
+        of: String,
+        min: DurationSpec,
+    },
+    AllOf {
+        of: Vec<String>,
+    },
+    AnyOf {
+        of: Vec<String>,
+    },
+    Unless {
+        of: String,
+        except: String,
+    },
+    // Occurrences from states.
+    Starts {
+        of: String,
+    },
+    Ends {
+        of: String,
+    },
+    During {
+        of: String,
+        state: String,
+        #[serde(default = "holds_default")]
+        holds: bool,
+    },
+}
+
+/// `During`'s `holds` when left out: occurrences while the state holds.
+fn holds_default() -> bool {
+    true
 }

@@ -2,11 +2,13 @@
 //! values, zones, and sharing of identical sub-expressions. The checks of each
 //! operator family are in their own files, as in `compile`: `guard.rs` (Atomic,
 //! Within, Or), `pair.rs` (Seq, And, Any, Not, Dist, Direction) and `repeat.rs`
-//! (Count, A, A*, P, P*, Times).
+//! (Count, A, A*, P, P*, Times), and `state.rs` (the states and the operators that
+//! read them).
 
 mod guard;
 mod pair;
 mod repeat;
+mod state;
 
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
@@ -282,8 +284,34 @@ impl<'a> Validator<'a> {
         id
     }
 
-    /// Resolves an operand name used by event `user`.
+    /// Resolves an operand name used by event `user`, which reads its occurrences.
     fn operand(&mut self, user: &'a str, name: &'a str) -> Option<NodeId> {
+        let id = self.any_operand(user, name)?;
+        if self.nodes[id].op.is_state() {
+            let msg = format!(
+                "`{name}` is a state: read it with Starts, Ends or During (`{user}` reads occurrences)"
+            );
+            self.error(&[user, name], msg);
+            return None;
+        }
+        Some(id)
+    }
+
+    /// Resolves an operand name used by event `user`, which reads a state.
+    fn state_operand(&mut self, user: &'a str, name: &'a str) -> Option<NodeId> {
+        let id = self.any_operand(user, name)?;
+        if !self.nodes[id].op.is_state() {
+            let msg = format!(
+                "`{name}` is not a state, and `{user}` reads one: make a state of it with State(on: \"{name}\", off: …), Inside, Silent, Stationary or Close"
+            );
+            self.error(&[user, name], msg);
+            return None;
+        }
+        Some(id)
+    }
+
+    /// Resolves an operand name used by event `user`, of either kind.
+    fn any_operand(&mut self, user: &'a str, name: &'a str) -> Option<NodeId> {
         if !self.spec.events.contains_key(name) {
             let msg = format!("`{user}` refers to `{name}`, which is not an event of the net");
             self.error(&[user, name], msg);
@@ -396,6 +424,18 @@ impl<'a> Validator<'a> {
             | OpSpec::P { .. }
             | OpSpec::PStar { .. }
             | OpSpec::Times { .. } => self.repeat_op(name, spec),
+            OpSpec::State { .. }
+            | OpSpec::Inside { .. }
+            | OpSpec::Stationary { .. }
+            | OpSpec::Silent { .. }
+            | OpSpec::Close { .. }
+            | OpSpec::Lasting { .. }
+            | OpSpec::AllOf { .. }
+            | OpSpec::AnyOf { .. }
+            | OpSpec::Unless { .. }
+            | OpSpec::Starts { .. }
+            | OpSpec::Ends { .. }
+            | OpSpec::During { .. } => self.state_op(name, spec),
         }
     }
 }

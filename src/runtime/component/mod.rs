@@ -8,6 +8,7 @@ mod interval;
 mod not;
 mod pair;
 mod stab;
+mod state;
 mod times;
 
 pub(crate) use any::Any;
@@ -17,6 +18,9 @@ pub(crate) use interval::Interval;
 pub(crate) use not::Not;
 pub(crate) use pair::Pair;
 pub(crate) use stab::Stab;
+pub(crate) use state::{
+    Close, Combine, Decide, During, Lasting, PhaseOf, Silent, Stationary, Toggle,
+};
 pub(crate) use times::Times;
 
 use std::borrow::Cow;
@@ -73,6 +77,17 @@ pub(crate) enum Component {
     Stab(Stab),
     /// A component whose firing a shared index does (a `Within` of a stab group).
     Served,
+    /// `State`, `Inside`.
+    Toggle(Toggle),
+    Stationary(Stationary),
+    Silent(Silent),
+    Lasting(Lasting),
+    Close(Close),
+    /// `AllOf`, `AnyOf`, `Unless`.
+    Combine(Combine),
+    /// `Starts`, `Ends`.
+    Phase(PhaseOf),
+    During(During),
 }
 
 impl Component {
@@ -87,14 +102,78 @@ impl Component {
             Component::Interval(u) => u.fire(role, tok, cx),
             Component::Count(u) => u.fire(tok, cx),
             Component::Stab(u) => u.fire(tok, cx),
+            Component::Phase(u) => u.fire(tok, cx),
+            Component::During(u) => u.fire(role, tok, cx),
             Component::Served => {}
+            Component::Toggle(_)
+            | Component::Stationary(_)
+            | Component::Silent(_)
+            | Component::Lasting(_)
+            | Component::Close(_)
+            | Component::Combine(_) => {
+                self.fire_step(std::slice::from_ref(&(role, tok.clone())), cx)
+            }
+        }
+    }
+
+    /// Does the component fire once per step, with all of the step's tokens
+    /// ([`Component::fire_step`]), rather than once per token?
+    pub(crate) fn fires_per_step(&self) -> bool {
+        matches!(
+            self,
+            Component::Toggle(_)
+                | Component::Stationary(_)
+                | Component::Silent(_)
+                | Component::Lasting(_)
+                | Component::Close(_)
+                | Component::Combine(_)
+        )
+    }
+
+    /// Every token of a step at once, by input arc then arrival (states: an on and an
+    /// off of one step cancel, and the first cause by ids is chosen among them all).
+    pub(crate) fn fire_step(&mut self, inbox: &[(usize, Token)], cx: &mut Cx<'_>) {
+        match self {
+            Component::Toggle(u) => u.fire_step(inbox, cx),
+            Component::Stationary(u) => u.fire_step(inbox, cx),
+            Component::Silent(u) => u.fire_step(inbox, cx),
+            Component::Lasting(u) => u.fire_step(inbox, cx),
+            Component::Close(u) => u.fire_step(inbox, cx),
+            Component::Combine(u) => u.fire_step(inbox, cx),
+            other => {
+                for (role, tok) in inbox {
+                    other.fire(*role, tok, cx);
+                }
+            }
+        }
+    }
+
+    /// The zone `z` as this component holds it now, if it holds it.
+    pub(crate) fn zone(&self, z: usize) -> Option<&crate::spatial::Zone> {
+        match self {
+            Component::Stab(u) => u.zone(z),
+            Component::Toggle(u) => u.zone(z),
+            _ => None,
+        }
+    }
+
+    /// Zone `z` moved: it is now `zone`.
+    pub(crate) fn update_zone(&mut self, z: usize, zone: &crate::spatial::Zone) {
+        match self {
+            Component::Stab(u) => u.update(z, zone.clone()),
+            Component::Toggle(u) => u.update_zone(z, zone),
+            _ => {}
         }
     }
 
     /// A timer set by this component is due.
     pub(crate) fn tick(&mut self, at: Timestamp, tag: u64, cx: &mut Cx<'_>) {
-        if let Component::Interval(u) = self {
-            u.tick(at, tag, cx);
+        match self {
+            Component::Interval(u) => u.tick(at, tag, cx),
+            Component::Stationary(u) => u.tick(at, tag, cx),
+            Component::Silent(u) => u.tick(at, tag, cx),
+            Component::Lasting(u) => u.tick(at, tag, cx),
+            _ => {}
         }
     }
 
@@ -105,7 +184,15 @@ impl Component {
             | Component::Interval(_)
             | Component::Count(_)
             | Component::Stab(_)
-            | Component::Served => {
+            | Component::Served
+            | Component::Toggle(_)
+            | Component::Stationary(_)
+            | Component::Silent(_)
+            | Component::Lasting(_)
+            | Component::Close(_)
+            | Component::Combine(_)
+            | Component::Phase(_)
+            | Component::During(_) => {
                 vec![]
             }
             Component::Pair(u) => u.places(),
@@ -119,6 +206,12 @@ impl Component {
     pub(crate) fn live(&self) -> usize {
         match self {
             Component::Interval(u) => u.live(),
+            Component::Toggle(u) => u.live(),
+            Component::Stationary(u) => u.live(),
+            Component::Silent(u) => u.live(),
+            Component::Lasting(u) => u.live(),
+            Component::Close(u) => u.live(),
+            Component::Combine(u) => u.live(),
             _ => self.places().iter().map(|p| p.len()).sum(),
         }
     }
@@ -135,6 +228,13 @@ pub(crate) enum ComponentState<'a> {
     Any(Cow<'a, Any>),
     Times(Cow<'a, Times>),
     Interval(Cow<'a, Interval>),
+    Toggle(Cow<'a, Toggle>),
+    Stationary(Cow<'a, Stationary>),
+    Silent(Cow<'a, Silent>),
+    Lasting(Cow<'a, Lasting>),
+    Close(Cow<'a, Close>),
+    Combine(Cow<'a, Combine>),
+    During(Cow<'a, During>),
 }
 
 impl Component {
@@ -146,9 +246,18 @@ impl Component {
             Component::Any(u) => ComponentState::Any(Cow::Borrowed(u)),
             Component::Times(u) => ComponentState::Times(Cow::Borrowed(u)),
             Component::Interval(u) => ComponentState::Interval(Cow::Borrowed(u)),
-            Component::Guard(_) | Component::Count(_) | Component::Stab(_) | Component::Served => {
-                ComponentState::Stateless
-            }
+            Component::Toggle(u) => ComponentState::Toggle(Cow::Borrowed(u)),
+            Component::Stationary(u) => ComponentState::Stationary(Cow::Borrowed(u)),
+            Component::Silent(u) => ComponentState::Silent(Cow::Borrowed(u)),
+            Component::Lasting(u) => ComponentState::Lasting(Cow::Borrowed(u)),
+            Component::Close(u) => ComponentState::Close(Cow::Borrowed(u)),
+            Component::Combine(u) => ComponentState::Combine(Cow::Borrowed(u)),
+            Component::During(u) => ComponentState::During(Cow::Borrowed(u)),
+            Component::Guard(_)
+            | Component::Count(_)
+            | Component::Stab(_)
+            | Component::Served
+            | Component::Phase(_) => ComponentState::Stateless,
         }
     }
 
@@ -161,8 +270,19 @@ impl Component {
             (Component::Any(u), ComponentState::Any(s)) => *u = s.into_owned(),
             (Component::Times(u), ComponentState::Times(s)) => *u = s.into_owned(),
             (Component::Interval(u), ComponentState::Interval(s)) => *u = s.into_owned(),
+            (Component::Toggle(u), ComponentState::Toggle(s)) => u.load(s.into_owned()),
+            (Component::Stationary(u), ComponentState::Stationary(s)) => u.load(s.into_owned()),
+            (Component::Silent(u), ComponentState::Silent(s)) => u.load(s.into_owned()),
+            (Component::Lasting(u), ComponentState::Lasting(s)) => u.load(s.into_owned()),
+            (Component::Close(u), ComponentState::Close(s)) => *u = s.into_owned(),
+            (Component::Combine(u), ComponentState::Combine(s)) => u.load(s.into_owned()),
+            (Component::During(u), ComponentState::During(s)) => u.load(s.into_owned()),
             (
-                Component::Guard(_) | Component::Count(_) | Component::Stab(_) | Component::Served,
+                Component::Guard(_)
+                | Component::Count(_)
+                | Component::Stab(_)
+                | Component::Served
+                | Component::Phase(_),
                 ComponentState::Stateless,
             ) => {}
             _ => return false,

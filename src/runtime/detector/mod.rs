@@ -266,12 +266,35 @@ impl Detector {
         self.steps
     }
 
+    /// Runs the timers due before `bound` (or at it, if `inclusive`). Every timer due
+    /// at one instant fires in one step (a timed instant is one cause, as an input
+    /// event is), the components in topological order, each after the tokens that
+    /// reached it in that step.
     fn run_timers(&mut self, bound: Timestamp, inclusive: bool, out: &mut Vec<Detection>) {
         while let Some((at, component, tag)) = self.timers.pop_due(bound, inclusive) {
             self.now = self.now.max(at);
             let step = self.next_step();
-            self.fire(component, step, |u, cx| u.tick(at, tag, cx));
-            self.run_step(step, out);
+            let mut due = vec![(component, tag)];
+            while let Some(next) = self.timers.pop_at(at) {
+                due.push(next);
+            }
+            let mut due = due.into_iter().peekable();
+            loop {
+                match (self.dirty.peek(), due.peek().copied()) {
+                    (Some(d), Some((c, _))) if d <= c => {
+                        self.run_component(step);
+                    }
+                    (_, Some((c, tag))) => {
+                        due.next();
+                        self.fire(c, step, |u, cx| u.tick(at, tag, cx));
+                    }
+                    (Some(_), None) => {
+                        self.run_component(step);
+                    }
+                    (None, None) => break,
+                }
+            }
+            out.append(&mut self.emitted);
         }
     }
 }

@@ -51,10 +51,7 @@ impl Detector {
             .iter()
             .map(|m| {
                 let stab = self.program.zone_stabs[m.zone].first()?;
-                let Component::Stab(stab) = &self.components[*stab] else {
-                    return None;
-                };
-                MovedZone::of(&stab.zone(m.zone)?.shape)
+                MovedZone::of(&self.components[*stab].zone(m.zone)?.shape)
             })
             .collect();
         let state = State {

@@ -95,18 +95,31 @@ impl Detector {
 
     /// Fires every component that received tokens in this step, in topological order.
     pub(super) fn run_step(&mut self, step: u64, out: &mut Vec<Detection>) {
-        while let Some(id) = self.dirty.pop() {
-            let mut inbox = std::mem::take(&mut self.inbox[id]);
-            inbox.sort_by_key(|(role, _)| *role);
+        while self.run_component(step) {}
+        out.append(&mut self.emitted);
+    }
+
+    /// Fires the first component (in topological order) that received tokens in this
+    /// step, with them; `false` if there is none.
+    pub(super) fn run_component(&mut self, step: u64) -> bool {
+        let Some(id) = self.dirty.pop() else {
+            return false;
+        };
+        let mut inbox = std::mem::take(&mut self.inbox[id]);
+        inbox.sort_by_key(|(role, _)| *role);
+        if self.components[id].fires_per_step() {
+            self.fire(id, step, |u, cx| u.fire_step(&inbox, cx));
+            inbox.clear();
+        } else {
             for (role, tok) in inbox.drain(..) {
                 self.fire(id, step, |u, cx| u.fire(role, &tok, cx));
             }
-            // Keep the allocation for the next step.
-            if self.inbox[id].is_empty() {
-                self.inbox[id] = inbox;
-            }
         }
-        out.append(&mut self.emitted);
+        // Keep the allocation for the next step.
+        if self.inbox[id].is_empty() {
+            self.inbox[id] = inbox;
+        }
+        true
     }
 }
 

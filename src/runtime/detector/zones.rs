@@ -63,9 +63,7 @@ pub(super) fn move_zone(
 /// Puts `zone` as zone `z` in every R*-tree that holds `z`.
 pub(super) fn place_zone(program: &Program, components: &mut [Component], z: usize, zone: &Zone) {
     for &u in &program.zone_stabs[z] {
-        if let Component::Stab(stab) = &mut components[u] {
-            stab.update(z, zone.clone());
-        }
+        components[u].update_zone(z, zone);
     }
 }
 

@@ -1,0 +1,110 @@
+//! `AllOf`, `AnyOf` and `Unless`: states computed from other states' transitions.
+//! Per key value, the component keeps which operands hold (its place of operand
+//! markings) and its own state place; after a step's operand transitions it
+//! recomputes, and a change is caused by the first operand in the list that changed.
+
+use rustc_hash::FxHashMap;
+use serde::{Deserialize, Serialize};
+
+use super::{give_room, take_room, transition};
+use crate::event::Timestamp;
+use crate::model::Combine as How;
+use crate::runtime::component::Cx;
+use crate::runtime::token::{StateKeyVal, Token};
+
+/// One key value's marking: which operands hold, and since when the combined state
+/// holds.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+struct Marking {
+    operands: Vec<bool>,
+    since: Option<Timestamp>,
+}
+
+/// The component of `AllOf`, `AnyOf` or `Unless`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub(crate) struct Combine {
+    #[serde(skip, default = "unset")]
+    how: How,
+    arity: usize,
+    marks: FxHashMap<StateKeyVal, Marking>,
+}
+
+fn unset() -> How {
+    How::All
+}
+
+impl Combine {
+    pub(crate) fn new(how: How, arity: usize) -> Combine {
+        Combine {
+            how,
+            arity,
+            marks: FxHashMap::default(),
+        }
+    }
+
+    pub(crate) fn load(&mut self, saved: Combine) {
+        self.marks = saved.marks;
+    }
+
+    pub(crate) fn live(&self) -> usize {
+        self.marks.len()
+    }
+
+    fn value(&self, ops: &[bool]) -> bool {
+        match self.how {
+            How::All => ops.iter().all(|&b| b),
+            How::Any => ops.iter().any(|&b| b),
+            How::Unless => ops[0] && !ops[1],
+        }
+    }
+
+    /// One step's operand transitions, sorted by input arc (operand position).
+    pub(crate) fn fire_step(&mut self, inbox: &[(usize, Token)], cx: &mut Cx<'_>) {
+        // Per key value, in the order keys first appear: the transitions, by operand.
+        let mut keys: Vec<(StateKeyVal, Vec<(usize, &Token)>)> = Vec::new();
+        for (role, tok) in inbox {
+            let Some(t) = tok.transition() else { continue };
+            match keys.iter_mut().find(|(k, _)| *k == t.key) {
+                Some((_, v)) => v.push((*role, tok)),
+                None => keys.push((t.key.clone(), vec![(*role, tok)])),
+            }
+        }
+        for (k, changes) in keys {
+            let mut m = match self.marks.remove(&k) {
+                Some(m) => m,
+                None => {
+                    if !take_room(cx.budget) {
+                        continue;
+                    }
+                    Marking {
+                        operands: vec![false; self.arity],
+                        since: None,
+                    }
+                }
+            };
+            let before = m.since.is_some();
+            let mut first: Option<&Token> = None;
+            for (role, tok) in &changes {
+                let start = tok.transition().is_some_and(|t| t.start);
+                if m.operands[*role] != start {
+                    m.operands[*role] = start;
+                    first.get_or_insert(tok);
+                }
+            }
+            let after = self.value(&m.operands);
+            if let (Some(cause), true) = (first, before != after) {
+                if after {
+                    m.since = Some(cx.now);
+                    cx.emit(transition(cause, cx.now, true, cx.now, k.clone()));
+                } else if let Some(since) = m.since.take() {
+                    cx.emit(transition(cause, cx.now, false, since, k.clone()));
+                }
+            }
+            if m.operands.iter().any(|&b| b) || m.since.is_some() {
+                self.marks.insert(k, m);
+            } else {
+                give_room(cx.budget, 1);
+            }
+        }
+    }
+}

@@ -1,0 +1,115 @@
+//! States at run time: component nets whose *state place* holds one token per key
+//! value while the state holds, coloured with the key value, the time it became true
+//! and its cause. Their transitions put occurrences (tokens carrying a
+//! [`Transition`]) in the component's output place: a start when the state becomes
+//! true, an end when it becomes false.
+//!
+//! A state component fires once per step, with every token that reached it in the
+//! step (its inputs come from components earlier in topological order, so they are
+//! all there): an `on` and an `off` of one key value in one step cancel, and when
+//! several occurrences of one step could cause a transition, the one whose `ids`
+//! come first causes it. Timed transitions (`Stationary`, `Silent`, `Lasting`) are
+//! timers of the detector's queue, the one `P`'s ticks use.
+//!
+//! - `toggle.rs`: `State` and `Inside`, made and unmade by occurrences;
+//! - `timed.rs`: `Stationary`, `Silent` and `Lasting`, made true by a timer;
+//! - `close.rs`: `Close`, a state per pair of objects;
+//! - `combine.rs`: `AllOf`, `AnyOf`, `Unless`;
+//! - `read.rs`: `Starts`, `Ends` and `During`, which turn states into occurrences.
+
+mod close;
+mod combine;
+mod read;
+mod timed;
+mod toggle;
+
+pub(crate) use close::Close;
+pub(crate) use combine::Combine;
+pub(crate) use read::{During, PhaseOf};
+pub(crate) use timed::{Lasting, Silent, Stationary};
+pub(crate) use toggle::{Decide, Toggle};
+
+use std::sync::Arc;
+
+use super::super::place::TokenBudget;
+use super::super::token::{Extra, StateKeyVal, Token, Transition};
+use crate::event::Timestamp;
+use crate::model::StateKey;
+
+/// The key value of `tok` for a state kept per `key` (`None`: the token lacks the
+/// key attribute, and changes nothing).
+pub(crate) fn key_value(key: &StateKey, tok: &Token) -> Option<StateKeyVal> {
+    match key {
+        StateKey::Whole => Some(StateKeyVal::Whole),
+        StateKey::Attr(a) => tok.key(a).map(|k| StateKeyVal::One(k.clone())),
+        // A pair's key is the transition's own; an occurrence has one value only.
+        StateKey::Pair(_) => tok.transition().map(|t| t.key.clone()),
+    }
+}
+
+/// The key value a transition token is for.
+pub(crate) fn transition_key(tok: &Token) -> Option<&StateKeyVal> {
+    tok.transition().map(|t| &t.key)
+}
+
+/// The occurrence of a transition at `at`, caused by `cause`: its location, `ids` and
+/// attributes, and an interval from the cause's start to `at`.
+pub(crate) fn transition(
+    cause: &Token,
+    at: Timestamp,
+    start: bool,
+    since: Timestamp,
+    key: StateKeyVal,
+) -> Token {
+    Token {
+        start: cause.start.min(at),
+        end: at,
+        cause: cause.cause,
+        serial: 0,
+        term: cause.term.clone(),
+        members: cause.members.clone(),
+        extra: Extra::Transition(Arc::new(Transition { start, since, key })),
+    }
+}
+
+/// Of `toks`, the one whose `ids` come first (the first of equals).
+pub(crate) fn first_by_ids<'t>(toks: impl IntoIterator<Item = &'t Token>) -> Option<&'t Token> {
+    toks.into_iter()
+        .fold(None, |best: Option<&Token>, t| match best {
+            Some(b) if !t.ids_before(b) => Some(b),
+            _ => Some(t),
+        })
+}
+
+/// Takes room for one more key value's entry; `false` (and counted as evicted) when
+/// the net's token cap is reached.
+pub(crate) fn take_room(budget: &mut TokenBudget) -> bool {
+    if budget.live >= budget.cap {
+        budget.evicted += 1;
+        return false;
+    }
+    budget.add();
+    true
+}
+
+/// Gives back the room of `n` entries.
+pub(crate) fn give_room(budget: &mut TokenBudget, n: usize) {
+    budget.live -= n;
+}
+
+/// The step's tokens grouped by key value, in the order each key first appears; a
+/// token lacking the key is left out.
+pub(crate) fn by_key<'t>(
+    toks: impl IntoIterator<Item = (usize, &'t Token)>,
+    key: impl Fn(&Token) -> Option<StateKeyVal>,
+) -> Vec<(StateKeyVal, Vec<(usize, &'t Token)>)> {
+    let mut groups: Vec<(StateKeyVal, Vec<(usize, &Token)>)> = Vec::new();
+    for (role, tok) in toks {
+        let Some(k) = key(tok) else { continue };
+        match groups.iter_mut().find(|(g, _)| *g == k) {
+            Some((_, v)) => v.push((role, tok)),
+            None => groups.push((k, vec![(role, tok)])),
+        }
+    }
+    groups
+}

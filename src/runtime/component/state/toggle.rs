@@ -1,0 +1,141 @@
+//! `State(on, off)` and `Inside(of, zones, margin)`: states made true and false by
+//! occurrences. The state place holds, per key value, the time the state became
+//! true; the start transition has an inhibitor arc from it (a start while true
+//! changes nothing), the end transition consumes it.
+
+use rustc_hash::FxHashMap;
+use serde::{Deserialize, Serialize};
+
+use super::{by_key, first_by_ids, give_room, key_value, take_room, transition};
+use crate::event::Timestamp;
+use crate::model::StateKey;
+use crate::runtime::component::Cx;
+use crate::runtime::token::{StateKeyVal, Token};
+use crate::spatial::{side, Side, Zone};
+
+/// What makes the state true or false.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub(crate) enum Decide {
+    /// `State`: input arc 0 is `on`, 1 is `off`.
+    OnOff,
+    /// `Inside`: each located occurrence on arc 0 is inside by the margin (on),
+    /// outside by it (off), or near the boundary (neither). The zones are where they
+    /// are now (moving zones move).
+    #[serde(skip)]
+    Inside {
+        zones: Vec<(usize, Zone)>,
+        margin: f64,
+    },
+}
+
+/// The component of `State` or `Inside`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub(crate) struct Toggle {
+    #[serde(skip)]
+    decide: Option<Decide>,
+    #[serde(skip, default = "whole")]
+    key: StateKey,
+    /// The state place: the time each key value's state became true.
+    holds: FxHashMap<StateKeyVal, Timestamp>,
+}
+
+fn whole() -> StateKey {
+    StateKey::Whole
+}
+
+impl Toggle {
+    pub(crate) fn new(decide: Decide, key: StateKey) -> Toggle {
+        Toggle {
+            decide: Some(decide),
+            key,
+            holds: FxHashMap::default(),
+        }
+    }
+
+    /// Takes the marking of `saved`, the same component in a snapshot.
+    pub(crate) fn load(&mut self, saved: Toggle) {
+        self.holds = saved.holds;
+    }
+
+    pub(crate) fn live(&self) -> usize {
+        self.holds.len()
+    }
+
+    /// The zone `z`, if this component reads it.
+    pub(crate) fn zone(&self, z: usize) -> Option<&Zone> {
+        match &self.decide {
+            Some(Decide::Inside { zones, .. }) => {
+                zones.iter().find(|(id, _)| *id == z).map(|(_, zone)| zone)
+            }
+            _ => None,
+        }
+    }
+
+    /// Zone `z` is now `zone` (a moving zone moved).
+    pub(crate) fn update_zone(&mut self, z: usize, zone: &Zone) {
+        if let Some(Decide::Inside { zones, .. }) = &mut self.decide {
+            for (id, held) in zones.iter_mut() {
+                if *id == z {
+                    *held = zone.clone();
+                }
+            }
+        }
+    }
+
+    /// Does occurrence `tok` (on input arc `role`) make the state true (`Some(true)`),
+    /// false (`Some(false)`), or neither?
+    fn verdict(&self, role: usize, tok: &Token, cx: &Cx<'_>) -> Option<bool> {
+        match &self.decide {
+            Some(Decide::OnOff) | None => Some(role == 0),
+            Some(Decide::Inside { zones, margin }) => {
+                let p = tok.term.location?;
+                let mut all_out = true;
+                for (_, zone) in zones {
+                    match side(zone, cx.space, p, *margin) {
+                        Side::Inside => return Some(true),
+                        Side::Outside => {}
+                        Side::Near => all_out = false,
+                    }
+                }
+                all_out.then_some(false)
+            }
+        }
+    }
+
+    /// One step's occurrences.
+    pub(crate) fn fire_step(&mut self, inbox: &[(usize, Token)], cx: &mut Cx<'_>) {
+        let key = &self.key;
+        let groups = by_key(inbox.iter().map(|(r, t)| (*r, t)), |t| key_value(key, t));
+        for (k, toks) in groups {
+            let mut ons: Vec<&Token> = Vec::new();
+            let mut offs: Vec<&Token> = Vec::new();
+            for (role, tok) in toks {
+                match self.verdict(role, tok, cx) {
+                    Some(true) => ons.push(tok),
+                    Some(false) => offs.push(tok),
+                    None => {}
+                }
+            }
+            // An on and an off in one step: no change.
+            match (ons.is_empty(), offs.is_empty()) {
+                (false, true) if !self.holds.contains_key(&k) => {
+                    if let Some(cause) = first_by_ids(ons) {
+                        if take_room(cx.budget) {
+                            self.holds.insert(k.clone(), cx.now);
+                            cx.emit(transition(cause, cx.now, true, cx.now, k));
+                        }
+                    }
+                }
+                (true, false) => {
+                    if let Some(cause) = first_by_ids(offs) {
+                        if let Some(since) = self.holds.remove(&k) {
+                            give_room(cx.budget, 1);
+                            cx.emit(transition(cause, cx.now, false, since, k));
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+}

@@ -1,0 +1,319 @@
+//! Which side of a zone's boundary a point lies on, and whether it is at least a
+//! margin away from it: the hysteresis of `Inside`. A point is *inside by m* when the
+//! zone contains it and its distance to the zone's boundary is at least m, *outside
+//! by m* when the zone does not contain it and that distance is at least m, and
+//! *near* otherwise.
+//!
+//! Distances are in the net's units: planar units, or metres on WGS84. On WGS84 a
+//! circle's boundary distance is exact (geodesic); a line's is the geodesic distance
+//! to its geodesic segments; for polygon and rectangle edges (straight in lon/lat)
+//! the closest point of each edge is found in the affine frame tangent at the point
+//! (metres east and north, with the ellipsoid's radii of curvature there), and when
+//! that distance is within 2 % of the margin it is replaced by the geodesic distance
+//! to the point found, so the comparison with the margin is decided on a geodesic
+//! wherever it is close.
+
+use geo::{Destination, Geodesic, Point as GeoPoint};
+
+use super::metric::{bearing, distance, norm360, WGS84_A, WGS84_E2};
+use super::zone::{Shape, Zone};
+use crate::event::{Point, Space};
+
+/// Where a point lies against a zone's boundary, given a margin.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Side {
+    /// Inside, at least the margin from the boundary.
+    Inside,
+    /// Outside, at least the margin from the boundary.
+    Outside,
+    /// Within the margin of the boundary (on either side).
+    Near,
+}
+
+/// Which side of `zone`'s boundary `p` lies on, by `margin` (≥ 0). With a margin of
+/// 0 every point is inside or outside (the boundary is inside).
+pub(crate) fn side(zone: &Zone, space: Space, p: Point, margin: f64) -> Side {
+    let inside = zone.contains(space, p);
+    if margin > 0.0 && boundary_distance(&zone.shape, space, p, margin) < margin {
+        return Side::Near;
+    }
+    if inside {
+        Side::Inside
+    } else {
+        Side::Outside
+    }
+}
+
+/// The distance from `p` to the boundary of `shape`, exact where it is compared with
+/// `margin` (see the module docs).
+pub(crate) fn boundary_distance(shape: &Shape, space: Space, p: Point, margin: f64) -> f64 {
+    match shape {
+        Shape::Circle { center, radius } => (distance(space, *center, p) - radius).abs(),
+        Shape::Line {
+            line,
+            half_width,
+            geodesic,
+        } => {
+            let d = match space {
+                Space::Planar => line
+                    .lines()
+                    .map(|l| segment_distance(p, l.start, l.end).0)
+                    .fold(f64::INFINITY, f64::min),
+                Space::Wgs84 => geodesic
+                    .segments(line, *half_width)
+                    .iter()
+                    .map(|s| s.distance(p))
+                    .fold(f64::INFINITY, f64::min),
+            };
+            (d - half_width).abs()
+        }
+        Shape::Rect(r) => {
+            let (lo, hi) = (r.min(), r.max());
+            let corners = [
+                lo,
+                Point { x: hi.x, y: lo.y },
+                hi,
+                Point { x: lo.x, y: hi.y },
+            ];
+            ring_distance(space, p, &corners, margin)
+        }
+        Shape::Polygon(poly) => std::iter::once(poly.exterior())
+            .chain(poly.interiors())
+            .map(|ring| ring_distance(space, p, &ring.0, margin))
+            .fold(f64::INFINITY, f64::min),
+        Shape::MultiPolygon(mp) => {
+            mp.0.iter()
+                .map(|poly| boundary_distance(&Shape::Polygon(poly.clone()), space, p, margin))
+                .fold(f64::INFINITY, f64::min)
+        }
+        Shape::Sector {
+            center,
+            radius,
+            from_deg,
+            to_deg,
+        } => sector_distance(space, p, *center, *radius, *from_deg, *to_deg, margin),
+    }
+}
+
+/// The distance from `p` to the closed ring through `pts` (the last point joins the
+/// first).
+fn ring_distance(space: Space, p: Point, pts: &[Point], margin: f64) -> f64 {
+    let n = pts.len();
+    (0..n)
+        .map(|i| edge_distance(space, p, pts[i], pts[(i + 1) % n], margin))
+        .fold(f64::INFINITY, f64::min)
+}
+
+/// The distance from `p` to the edge from `a` to `b`, straight in the coordinates.
+fn edge_distance(space: Space, p: Point, a: Point, b: Point, margin: f64) -> f64 {
+    match space {
+        Space::Planar => segment_distance(p, a, b).0,
+        Space::Wgs84 => {
+            let frame = Tangent::at(p);
+            let (d, t) = segment_distance(Point { x: 0.0, y: 0.0 }, frame.local(a), frame.local(b));
+            if (d - margin).abs() <= 0.02 * margin {
+                let q = Point {
+                    x: a.x + t * wrap(b.x - a.x),
+                    y: a.y + t * (b.y - a.y),
+                };
+                distance(space, p, q)
+            } else {
+                d
+            }
+        }
+    }
+}
+
+/// The distance from `p` to a sector's boundary: its arc and its two radii.
+fn sector_distance(
+    space: Space,
+    p: Point,
+    center: Point,
+    radius: f64,
+    from_deg: f64,
+    to_deg: f64,
+    margin: f64,
+) -> f64 {
+    let d = distance(space, center, p);
+    if to_deg - from_deg >= 360.0 {
+        return (d - radius).abs();
+    }
+    let (from, to) = (norm360(from_deg), norm360(to_deg));
+    let span = norm360(to - from);
+    let end = |deg: f64| -> Point {
+        match space {
+            Space::Planar => {
+                let r = deg.to_radians();
+                Point {
+                    x: center.x + radius * r.sin(),
+                    y: center.y + radius * r.cos(),
+                }
+            }
+            Space::Wgs84 => Geodesic.destination(GeoPoint(center), deg, radius).0,
+        }
+    };
+    let (e1, e2) = (end(from), end(to));
+    let b = if d > 0.0 {
+        norm360(bearing(space, center, p))
+    } else {
+        from
+    };
+    let on_arc = norm360(b - from) <= span;
+    let arc = if on_arc {
+        (d - radius).abs()
+    } else {
+        distance(space, p, e1).min(distance(space, p, e2))
+    };
+    let radii = edge_distance(space, p, center, e1, margin)
+        .min(edge_distance(space, p, center, e2, margin));
+    arc.min(radii)
+}
+
+/// The distance from `p` to segment `a`–`b` in the plane, and the parameter of the
+/// closest point (0 at `a`, 1 at `b`).
+fn segment_distance(p: Point, a: Point, b: Point) -> (f64, f64) {
+    let (dx, dy) = (b.x - a.x, b.y - a.y);
+    let len2 = dx * dx + dy * dy;
+    let t = if len2 > 0.0 {
+        (((p.x - a.x) * dx + (p.y - a.y) * dy) / len2).clamp(0.0, 1.0)
+    } else {
+        0.0
+    };
+    let (qx, qy) = (a.x + t * dx, a.y + t * dy);
+    (((p.x - qx).powi(2) + (p.y - qy).powi(2)).sqrt(), t)
+}
+
+/// A longitude difference in (-180, 180].
+fn wrap(dlon: f64) -> f64 {
+    let w = dlon.rem_euclid(360.0);
+    if w > 180.0 {
+        w - 360.0
+    } else {
+        w
+    }
+}
+
+/// The affine frame tangent to the WGS84 ellipsoid at a point: metres east and north
+/// per degree of longitude and latitude there.
+struct Tangent {
+    at: Point,
+    east: f64,
+    north: f64,
+}
+
+impl Tangent {
+    fn at(at: Point) -> Tangent {
+        let phi = at.y.to_radians();
+        let w = 1.0 - WGS84_E2 * phi.sin().powi(2);
+        let n = WGS84_A / w.sqrt();
+        let m = WGS84_A * (1.0 - WGS84_E2) / (w * w.sqrt());
+        let deg = std::f64::consts::PI / 180.0;
+        Tangent {
+            at,
+            east: n * phi.cos() * deg,
+            north: m * deg,
+        }
+    }
+
+    fn local(&self, q: Point) -> Point {
+        Point {
+            x: wrap(q.x - self.at.x) * self.east,
+            y: (q.y - self.at.y) * self.north,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use geo::{LineString, Polygon, Rect};
+
+    fn zone(shape: Shape) -> Zone {
+        Zone {
+            name: "z".into(),
+            shape,
+        }
+    }
+
+    fn pt(x: f64, y: f64) -> Point {
+        Point { x, y }
+    }
+
+    #[test]
+    fn planar_rect_sides() {
+        let z = zone(Shape::Rect(Rect::new((0.0, 0.0), (10.0, 10.0))));
+        assert_eq!(side(&z, Space::Planar, pt(5.0, 5.0), 2.0), Side::Inside);
+        assert_eq!(side(&z, Space::Planar, pt(1.0, 5.0), 2.0), Side::Near);
+        assert_eq!(side(&z, Space::Planar, pt(11.0, 5.0), 2.0), Side::Near);
+        assert_eq!(side(&z, Space::Planar, pt(12.0, 5.0), 2.0), Side::Outside);
+        assert_eq!(side(&z, Space::Planar, pt(12.0, 12.0), 2.0), Side::Outside);
+        assert_eq!(side(&z, Space::Planar, pt(11.0, 11.0), 2.0), Side::Near);
+        // Margin 0: the boundary is inside.
+        assert_eq!(side(&z, Space::Planar, pt(10.0, 5.0), 0.0), Side::Inside);
+        assert_eq!(side(&z, Space::Planar, pt(10.1, 5.0), 0.0), Side::Outside);
+    }
+
+    #[test]
+    fn planar_polygon_with_hole() {
+        let poly = Polygon::new(
+            LineString::from(vec![(0.0, 0.0), (10.0, 0.0), (10.0, 10.0), (0.0, 10.0)]),
+            vec![LineString::from(vec![
+                (4.0, 4.0),
+                (6.0, 4.0),
+                (6.0, 6.0),
+                (4.0, 6.0),
+            ])],
+        );
+        let z = zone(Shape::Polygon(poly));
+        assert_eq!(side(&z, Space::Planar, pt(5.0, 5.0), 0.5), Side::Outside);
+        assert_eq!(side(&z, Space::Planar, pt(5.0, 5.0), 1.5), Side::Near);
+        assert_eq!(side(&z, Space::Planar, pt(2.0, 2.0), 1.5), Side::Inside);
+    }
+
+    #[test]
+    fn planar_circle_and_sector() {
+        let c = zone(Shape::Circle {
+            center: pt(0.0, 0.0),
+            radius: 5.0,
+        });
+        assert_eq!(side(&c, Space::Planar, pt(0.0, 2.9), 2.0), Side::Inside);
+        assert_eq!(side(&c, Space::Planar, pt(0.0, 3.1), 2.0), Side::Near);
+        assert_eq!(side(&c, Space::Planar, pt(0.0, 7.0), 2.0), Side::Outside);
+        // A quarter from north to east.
+        let s = zone(Shape::Sector {
+            center: pt(0.0, 0.0),
+            radius: 10.0,
+            from_deg: 0.0,
+            to_deg: 90.0,
+        });
+        assert_eq!(side(&s, Space::Planar, pt(5.0, 5.0), 2.0), Side::Inside);
+        assert_eq!(side(&s, Space::Planar, pt(1.0, 5.0), 2.0), Side::Near);
+        assert_eq!(side(&s, Space::Planar, pt(-3.0, 5.0), 2.0), Side::Outside);
+        assert_eq!(side(&s, Space::Planar, pt(-1.0, 5.0), 2.0), Side::Near);
+    }
+
+    #[test]
+    fn wgs84_rect_margin_is_metres_within_a_thousandth() {
+        // A rectangle from the equator north: a point 100 m north of its south edge.
+        let z = zone(Shape::Rect(Rect::new((0.0, 0.0), (1.0, 1.0))));
+        let at = |north_m: f64| Geodesic.destination(GeoPoint(pt(0.5, 0.0)), 0.0, north_m).0;
+        assert_eq!(side(&z, Space::Wgs84, at(100.2), 100.0), Side::Inside);
+        assert_eq!(side(&z, Space::Wgs84, at(99.8), 100.0), Side::Near);
+        let d = boundary_distance(&z.shape, Space::Wgs84, at(100.0), 100.0);
+        assert!((d - 100.0).abs() < 0.1, "{d}");
+        let far = boundary_distance(&z.shape, Space::Wgs84, at(5000.0), 5000.0);
+        assert!((far - 5000.0).abs() < 5.0, "{far}");
+    }
+
+    #[test]
+    fn wgs84_circle_margin_is_geodesic() {
+        let z = zone(Shape::Circle {
+            center: pt(0.0, 0.0),
+            radius: 1000.0,
+        });
+        let at = |m: f64| Geodesic.destination(GeoPoint(pt(0.0, 0.0)), 0.0, m).0;
+        assert_eq!(side(&z, Space::Wgs84, at(899.0), 100.0), Side::Inside);
+        assert_eq!(side(&z, Space::Wgs84, at(901.0), 100.0), Side::Near);
+        assert_eq!(side(&z, Space::Wgs84, at(1101.0), 100.0), Side::Outside);
+    }
+}
