@@ -1,6 +1,6 @@
 //! Benchmarks of the counting index (`src/count`): events per second through it on
-//! seeded uniform and clustered streams, planar and WGS84; against the note's batch
-//! Apriori recomputed from the snapshot per event; the grid against the R*-tree; and
+//! seeded uniform and clustered streams, planar and WGS84; against batch Apriori
+//! recomputed from the snapshot per event; the grid against the R*-tree; and
 //! ten rules in one shared index against one index per rule.
 //!
 //! Every stream has 1,000 points in the live window (one event per millisecond, a
@@ -28,33 +28,9 @@ use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use rustc_hash::{FxHashMap, FxHashSet};
 
+// The counting index is crate-private: the `bench` feature opens it as `ccpn::bench`.
+use ccpn::bench::{distance, CountIndex, Lookup, Matches, Rule};
 use ccpn::{Point, Space, Timestamp};
-
-/// The crate's counting index, compiled into this bench (it is crate-private).
-#[path = "../src/count/mod.rs"]
-#[allow(unused)]
-mod count;
-
-/// What `count` reads from the crate's `event` module.
-mod event {
-    pub(crate) use ccpn::{Point, Space, Timestamp};
-}
-
-/// The crate's distances, compiled into this bench for `count`.
-#[allow(dead_code, unused_imports, unreachable_pub)]
-#[path = "../src/spatial/metric.rs"]
-mod metric;
-
-/// What `count` reads from the crate's `spatial` module.
-mod spatial {
-    pub(crate) use crate::metric::{distance, floor_to_i64, on_sphere, EARTH_R, WGS84_A, WGS84_E2};
-}
-
-/// The crate's cache hints, compiled into this bench for `count`.
-#[path = "../src/hint.rs"]
-mod hint;
-
-use count::{CountIndex, Lookup, Matches, Rule};
 
 /// Live points in the window.
 const LIVE: usize = 1_000;
@@ -227,7 +203,7 @@ impl Subject for Separate {
     }
 }
 
-/// The note's batch method: on every event, take the snapshot (the points in the
+/// The batch method: on every event, take the snapshot (the points in the
 /// window), compute L2 from it, grow L3 … Ln by joining (k−1)-sets that share k−2
 /// members and whose two other members are a pair in L2, and report the n-sets that
 /// contain the new point. L2 uses a grid over the snapshot (as a spatial database
@@ -256,10 +232,7 @@ impl Apriori {
             for x in cx - 1..=cx + 1 {
                 for y in cy - 1..=cy + 1 {
                     for &j in grid.get(&(x, y)).into_iter().flatten() {
-                        if j > k
-                            && spatial::distance(self.space, s.2, self.snapshot[j].2)
-                                < self.distance
-                        {
+                        if j > k && distance(self.space, s.2, self.snapshot[j].2) < self.distance {
                             pairs.push((s.0, self.snapshot[j].0));
                         }
                     }

@@ -1,5 +1,5 @@
-//! Benchmarks of zone stabbing, seed 002's R*-tree ("An Indexing Method of Continuous
-//! Spatiotemporal Queries for Stream Data Processing Rules of Detected Target Objects")
+//! Benchmarks of zone stabbing, the R*-tree of "An Indexing Method of Continuous
+//! Spatiotemporal Queries for Stream Data Processing Rules of Detected Target Objects"
 //! against a linear scan of the same zones: `stab/zones=N` and `stab_linear/zones=N`
 //! for N = 100, 10,000 and 100,000 seeded random circles, sectors, rectangles and
 //! polygons (some with holes) on a planar net, and `stab_wgs84/zones=N` for the same
@@ -20,18 +20,9 @@ use geo::{LineString, Polygon, Rect};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
-/// What `src/spatial/` reads of the crate root.
-mod event {
-    pub(crate) use ccpn::{Point, Space};
-}
-
-// The zone index is crate-private; the bench compiles the spatial module itself.
-#[allow(dead_code, unused_imports, unreachable_pub)]
-#[path = "../src/spatial/mod.rs"]
-mod spatial;
-
-use event::{Point, Space};
-use spatial::{Shape, Zone, ZoneIndex};
+// The zone index is crate-private: the `bench` feature opens it as `ccpn::bench`.
+use ccpn::bench::{Shape, Zone, ZoneIndex};
+use ccpn::{Point, Space};
 
 const SIZES: [usize; 3] = [100, 10_000, 100_000];
 /// Mean zone area, in square units, of [`random_shape`]'s zones (about).

@@ -2,13 +2,14 @@
 //! channel of sensor reports, advances event time while the sensors are quiet, and
 //! handles detections itself — no files, no `ccpn-run`.
 //!
+//! It needs none of the command line's crates:
+//!
 //! ```text
-//! cargo run --example embed
+//! cargo run --example embed --no-default-features
 //! ```
 
+use std::sync::mpsc::{sync_channel, Receiver};
 use std::thread;
-
-use crossbeam_channel::{bounded, Receiver};
 
 use ccpn::{Detection, Detector, Event, Net, Timestamp};
 
@@ -35,7 +36,7 @@ const NET: &str = r#"Net(
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let net = Net::from_ron("embedded.ron", NET)?;
-    let (tx, rx) = bounded::<Report>(1024);
+    let (tx, rx) = sync_channel::<Report>(1024);
 
     // The sensors: a hostile track closing in, a heartbeat, then a patrol.
     let sensors = thread::spawn(move || {

@@ -45,6 +45,9 @@
 // `deny`, not `forbid`: `hint` allows it for one prefetch instruction, and nothing else.
 #![deny(unsafe_code)]
 
+#[cfg(feature = "bench")]
+#[doc(hidden)]
+pub mod bench;
 mod compile;
 mod count;
 mod event;
