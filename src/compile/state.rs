@@ -22,7 +22,11 @@ fn key_label(key: &StateKey) -> String {
 }
 
 fn secs(us: i64) -> String {
-    format!("{}s", us as f64 / 1e6)
+    if us == i64::MAX {
+        "any time".to_owned()
+    } else {
+        format!("{}s", us as f64 / 1e6)
+    }
 }
 
 /// A state's component net; returns its component, its ports and its state place.

@@ -160,19 +160,23 @@ impl serde::Serialize for Fields<'_> {
             Part::Head => return m.end(),
             Part::Tail => {}
         }
-        match (&d.time_text, d.members().next()) {
-            (Some(_), Some(first)) if first.time == d.start && first.time_text.is_some() => {
+        match (&d.time_text, d.members().next(), &d.detail) {
+            (_, _, Detail::Transition { start_text, .. }) => match start_text {
+                Some(t) => m.serialize_entry("start", &**t)?,
+                None => m.serialize_entry("start", &d.start.as_secs_f64())?,
+            },
+            (Some(_), Some(first), _) if first.time == d.start && first.time_text.is_some() => {
                 m.serialize_entry("start", first.time_text.as_deref().unwrap_or_default())?
             }
-            (Some(_), _) => m.serialize_entry("start", &d.start.to_rfc3339())?,
-            (None, _) => m.serialize_entry("start", &d.start.as_secs_f64())?,
+            (Some(_), _, _) => m.serialize_entry("start", &d.start.to_rfc3339())?,
+            (None, _, _) => m.serialize_entry("start", &d.start.as_secs_f64())?,
         }
         match &d.detail {
             Detail::None => {}
             Detail::Zone(z) => m.serialize_entry("zone", &**z)?,
             Detail::Distance(x) => m.serialize_entry("distance", x)?,
             Detail::Ticks(n) => m.serialize_entry("ticks", n)?,
-            Detail::Transition { phase, key } => {
+            Detail::Transition { phase, key, .. } => {
                 match phase {
                     Phase::Start => m.serialize_entry("phase", "start")?,
                     Phase::End => {

@@ -64,7 +64,7 @@ pub(crate) enum StateOp {
     /// `Silent(of, for)`: no occurrence for `hold`.
     Silent { of: NodeId, hold: i64 },
     /// `Close(of, max, within, distinct)`: two values' latest located occurrences
-    /// within `max` and `within` of each other.
+    /// within `max` and `within` of each other (`i64::MAX`: no limit in time).
     Close { of: NodeId, max: f64, within: i64 },
     /// `Lasting(of, min)`: the operand has held for longer than `min`.
     Lasting { of: NodeId, min: i64 },

@@ -26,6 +26,9 @@ pub enum Detail {
         /// The key value whose state changed: none for a state without `key`, one
         /// value, or the two values of a `Close` pair (in a fixed order).
         key: Vec<Value>,
+        /// The detection's `start` as RFC 3339 text, when the state's start was
+        /// reported with a time in that form.
+        start_text: Option<Arc<str>>,
     },
 }
 
@@ -121,7 +124,7 @@ impl Detection {
 /// The text of time `end` of an occurrence terminated by `term`: as the terminator
 /// gave it, if it gave it as text.
 #[inline]
-fn time_text(term: &Term, end: Timestamp) -> Option<Arc<str>> {
+pub(crate) fn time_text(term: &Term, end: Timestamp) -> Option<Arc<str>> {
     match &term.time_text {
         Some(text) if end == term.time => Some(text.clone()),
         Some(_) => Some(end.to_rfc3339().into()),
@@ -138,6 +141,7 @@ fn detail(extra: &Extra, zones: &[Zone]) -> Detail {
         Extra::Ticks(n) => Detail::Ticks(*n),
         Extra::Transition(t) => Detail::Transition {
             phase: if t.start { Phase::Start } else { Phase::End },
+            start_text: t.since.text.clone(),
             key: match &t.key {
                 StateKeyVal::Whole => Vec::new(),
                 StateKeyVal::One(k) => vec![k.value()],
@@ -152,7 +156,7 @@ fn detail(extra: &Extra, zones: &[Zone]) -> Detail {
 #[inline]
 fn start_of(tok_start: Timestamp, extra: &Extra) -> Timestamp {
     match extra {
-        Extra::Transition(t) => t.since,
+        Extra::Transition(t) => t.since.at,
         _ => tok_start,
     }
 }

@@ -32,9 +32,17 @@ pub(crate) struct Transition {
     /// A start (false → true), or an end.
     pub(crate) start: bool,
     /// When the state became true: the transition's time for a start.
-    pub(crate) since: Timestamp,
+    pub(crate) since: Since,
     /// The key value whose state changed.
     pub(crate) key: StateKeyVal,
+}
+
+/// When a state became true, and that time's text when its start was reported
+/// with one (its cause's time was given in RFC 3339).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub(crate) struct Since {
+    pub(crate) at: Timestamp,
+    pub(crate) text: Option<Arc<str>>,
 }
 
 /// The key value of one state: none (one state for the stream), one attribute value,

@@ -6,7 +6,7 @@
 mod load;
 mod problem;
 
-pub(crate) use load::{line_col, locate, parse};
+pub(crate) use load::{key_offsets, line_col, locate, parse};
 pub use problem::Problem;
 
 use std::collections::BTreeMap;
@@ -337,7 +337,8 @@ pub(crate) enum OpSpec {
     Close {
         of: String,
         max: f64,
-        within: DurationSpec,
+        #[serde(default)]
+        within: Option<DurationSpec>,
         distinct: String,
     },
     Lasting {

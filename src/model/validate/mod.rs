@@ -42,7 +42,11 @@ impl Model {
             digest: Sha256::new_with_prefix(src.as_bytes()),
         };
         v.zones();
-        let names: Vec<&String> = spec.events.keys().collect();
+        // In the order the file writes them: among events that do not depend on each
+        // other, the first written is detected first within a step.
+        let offsets = spec::key_offsets(src);
+        let mut names: Vec<&String> = spec.events.keys().collect();
+        names.sort_by_key(|n| offsets.get(n.as_str()).copied().unwrap_or(usize::MAX));
         for name in names {
             v.node(name);
         }

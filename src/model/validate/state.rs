@@ -92,7 +92,8 @@ impl<'a> Validator<'a> {
                 distinct,
             } => {
                 let of = self.operand(name, of);
-                let within = self.duration(name, "within", &Some(within.clone()))??;
+                // Without `within`, latest occurrences pair however far apart in time.
+                let within = self.duration(name, "within", within)?.unwrap_or(i64::MAX);
                 if !max.is_finite() || *max < 0.0 {
                     let msg = format!("`{name}`: `max` must be a finite distance >= 0, got {max}");
                     self.error(&[name], msg);

@@ -12,11 +12,11 @@
 use rustc_hash::{FxHashMap, FxHashSet};
 use serde::{Deserialize, Serialize};
 
-use super::{first_by_ids, give_room, take_room, transition};
+use super::{first_by_ids, give_room, since, take_room, transition};
 use crate::event::{Point, Space, Timestamp};
 use crate::model::Attr;
 use crate::runtime::component::Cx;
-use crate::runtime::token::{KeyVal, StateKeyVal, Token};
+use crate::runtime::token::{KeyVal, Since, StateKeyVal, Token};
 use crate::spatial::{distance, floor_to_i64, on_sphere};
 
 type Cell = (i64, i64, i64);
@@ -32,7 +32,7 @@ pub(crate) struct Close {
     /// The values whose latest occurrence is in each cell.
     cells: FxHashMap<Cell, Vec<KeyVal>>,
     /// The state place: the pairs that hold (in the pair's order), since when.
-    holds: FxHashMap<(KeyVal, KeyVal), Timestamp>,
+    holds: FxHashMap<(KeyVal, KeyVal), Since>,
     /// For each value, the values it holds a pair with.
     partners: FxHashMap<KeyVal, FxHashSet<KeyVal>>,
     next_sweep: Timestamp,
@@ -196,14 +196,15 @@ impl Close {
                 if !take_room(cx.budget) {
                     continue;
                 }
-                self.holds.insert(key, cx.now);
+                let s = since(&merged, cx.now);
+                self.holds.insert(key, s.clone());
                 self.partners
                     .entry(u.clone())
                     .or_default()
                     .insert(v.clone());
                 self.partners.entry(v.clone()).or_default().insert(u);
-                cx.emit(transition(&merged, cx.now, true, cx.now, kv));
-            } else if let Some(since) = self.holds.remove(&key) {
+                cx.emit(transition(&merged, cx.now, true, s, kv));
+            } else if let Some(s) = self.holds.remove(&key) {
                 give_room(cx.budget, 1);
                 for (a, b) in [(&u, &v), (&v, &u)] {
                     if let Some(set) = self.partners.get_mut(a) {
@@ -213,7 +214,7 @@ impl Close {
                         }
                     }
                 }
-                cx.emit(transition(&merged, cx.now, false, since, kv));
+                cx.emit(transition(&merged, cx.now, false, s, kv));
             }
         }
         // y is v's latest occurrence now.

@@ -6,18 +6,17 @@
 use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 
-use super::{give_room, take_room, transition};
-use crate::event::Timestamp;
+use super::{give_room, since, take_room, transition};
 use crate::model::Combine as How;
 use crate::runtime::component::Cx;
-use crate::runtime::token::{StateKeyVal, Token};
+use crate::runtime::token::{Since, StateKeyVal, Token};
 
 /// One key value's marking: which operands hold, and since when the combined state
 /// holds.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 struct Marking {
     operands: Vec<bool>,
-    since: Option<Timestamp>,
+    since: Option<Since>,
 }
 
 /// The component of `AllOf`, `AnyOf` or `Unless`.
@@ -94,10 +93,11 @@ impl Combine {
             let after = self.value(&m.operands);
             if let (Some(cause), true) = (first, before != after) {
                 if after {
-                    m.since = Some(cx.now);
-                    cx.emit(transition(cause, cx.now, true, cx.now, k.clone()));
-                } else if let Some(since) = m.since.take() {
-                    cx.emit(transition(cause, cx.now, false, since, k.clone()));
+                    let s = since(cause, cx.now);
+                    m.since = Some(s.clone());
+                    cx.emit(transition(cause, cx.now, true, s, k.clone()));
+                } else if let Some(s) = m.since.take() {
+                    cx.emit(transition(cause, cx.now, false, s, k.clone()));
                 }
             }
             if m.operands.iter().any(|&b| b) || m.since.is_some() {

@@ -31,8 +31,9 @@ pub(crate) use toggle::{Decide, Toggle};
 
 use std::sync::Arc;
 
+use super::super::detection::time_text;
 use super::super::place::TokenBudget;
-use super::super::token::{Extra, StateKeyVal, Token, Transition};
+use super::super::token::{Extra, Since, StateKeyVal, Token, Transition};
 use crate::event::Timestamp;
 use crate::model::StateKey;
 
@@ -58,7 +59,7 @@ pub(crate) fn transition(
     cause: &Token,
     at: Timestamp,
     start: bool,
-    since: Timestamp,
+    since: Since,
     key: StateKeyVal,
 ) -> Token {
     Token {
@@ -69,6 +70,15 @@ pub(crate) fn transition(
         term: cause.term.clone(),
         members: cause.members.clone(),
         extra: Extra::Transition(Arc::new(Transition { start, since, key })),
+    }
+}
+
+/// The start of a state at `at`, caused by `cause`: its time as the start's
+/// detection reports it.
+pub(crate) fn since(cause: &Token, at: Timestamp) -> Since {
+    Since {
+        at,
+        text: time_text(&cause.term, at),
     }
 }
 

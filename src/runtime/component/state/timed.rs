@@ -8,11 +8,11 @@
 use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 
-use super::{by_key, first_by_ids, give_room, key_value, take_room, transition};
+use super::{by_key, first_by_ids, give_room, key_value, since, take_room, transition};
 use crate::event::Timestamp;
 use crate::model::StateKey;
 use crate::runtime::component::Cx;
-use crate::runtime::token::{StateKeyVal, Token};
+use crate::runtime::token::{Since, StateKeyVal, Token};
 use crate::spatial::distance;
 
 /// One key value's armed token: what the timer's transition will carry.
@@ -24,7 +24,7 @@ struct Armed {
     /// The tag of its timer.
     tag: u64,
     /// When the state became true, while it holds.
-    since: Option<Timestamp>,
+    since: Option<Since>,
 }
 
 /// The per-key places and timer tags every timed state keeps.
@@ -68,16 +68,15 @@ impl Timed {
         if armed.tag != tag || armed.since.is_some() {
             return;
         }
-        armed.since = Some(at);
-        let mut t = transition(&armed.tok, at, true, at, k);
-        t.start = armed.tok.start;
-        cx.emit(t);
+        let s = since(&armed.tok, at);
+        armed.since = Some(s.clone());
+        cx.emit(transition(&armed.tok, at, true, s, k));
     }
 
     /// Ends key value `k`'s state if it holds, caused by `cause`.
     fn end(&mut self, k: &StateKeyVal, cause: &Token, cx: &mut Cx<'_>) {
-        if let Some(since) = self.armed.get_mut(k).and_then(|a| a.since.take()) {
-            cx.emit(transition(cause, cx.now, false, since, k.clone()));
+        if let Some(s) = self.armed.get_mut(k).and_then(|a| a.since.take()) {
+            cx.emit(transition(cause, cx.now, false, s, k.clone()));
         }
     }
 

@@ -6,11 +6,10 @@
 use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 
-use super::{by_key, first_by_ids, give_room, key_value, take_room, transition};
-use crate::event::Timestamp;
+use super::{by_key, first_by_ids, give_room, key_value, since, take_room, transition};
 use crate::model::StateKey;
 use crate::runtime::component::Cx;
-use crate::runtime::token::{StateKeyVal, Token};
+use crate::runtime::token::{Since, StateKeyVal, Token};
 use crate::spatial::{side, Side, Zone};
 
 /// What makes the state true or false.
@@ -36,7 +35,7 @@ pub(crate) struct Toggle {
     #[serde(skip, default = "whole")]
     key: StateKey,
     /// The state place: the time each key value's state became true.
-    holds: FxHashMap<StateKeyVal, Timestamp>,
+    holds: FxHashMap<StateKeyVal, Since>,
 }
 
 fn whole() -> StateKey {
@@ -121,16 +120,17 @@ impl Toggle {
                 (false, true) if !self.holds.contains_key(&k) => {
                     if let Some(cause) = first_by_ids(ons) {
                         if take_room(cx.budget) {
-                            self.holds.insert(k.clone(), cx.now);
-                            cx.emit(transition(cause, cx.now, true, cx.now, k));
+                            let s = since(cause, cx.now);
+                            self.holds.insert(k.clone(), s.clone());
+                            cx.emit(transition(cause, cx.now, true, s, k));
                         }
                     }
                 }
                 (true, false) => {
                     if let Some(cause) = first_by_ids(offs) {
-                        if let Some(since) = self.holds.remove(&k) {
+                        if let Some(s) = self.holds.remove(&k) {
                             give_room(cx.budget, 1);
-                            cx.emit(transition(cause, cx.now, false, since, k));
+                            cx.emit(transition(cause, cx.now, false, s, k));
                         }
                     }
                 }
