@@ -1,0 +1,1 @@
+//! Random nets mixing states with other operators.
