@@ -18,9 +18,8 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use reference::{
-    CmpOp, Comb, Ctx, Ev, Found, Net, Op, Opts, Phase, Reference, Space, Val, When, Zone,
-};
+use reference::states::{Comb, Found, Phase};
+use reference::{CmpOp, Ctx, Ev, Net, Op, Opts, Reference, Space, Val, When, Zone};
 
 /// Milliseconds per second.
 const MS: f64 = 1000.0;
@@ -78,7 +77,8 @@ enum Dur {
 }
 
 impl Dur {
-    fn ms(&self) -> i64 {
+    /// The duration in units of `1 / per_sec` seconds.
+    fn units(&self, per_sec: f64) -> i64 {
         let secs = match self {
             Dur::Secs(s) => *s,
             Dur::Text(t) => {
@@ -98,7 +98,7 @@ impl Dur {
                 }
             }
         };
-        (secs * MS).round() as i64
+        (secs * per_sec).round() as i64
     }
 }
 
@@ -211,13 +211,14 @@ enum OpR {
 }
 
 fn opts(
+    u: f64,
     within: &Option<Dur>,
     key: &Option<String>,
     distinct: &Option<String>,
     ctx: &Option<CtxR>,
 ) -> Opts {
     Opts {
-        within: within.as_ref().map(Dur::ms),
+        within: within.as_ref().map(|d| d.units(u)),
         key: key.clone(),
         distinct: distinct.clone(),
         ctx: match ctx {
@@ -230,7 +231,7 @@ fn opts(
     }
 }
 
-fn lower(op: OpR) -> Op {
+fn lower(op: OpR, u: f64) -> Op {
     match op {
         OpR::Atomic { ty, when } => Op::Atomic {
             ty,
@@ -246,7 +247,7 @@ fn lower(op: OpR) -> Op {
             context,
         } => Op::Seq {
             of,
-            opts: opts(&within, &key, &distinct, &context),
+            opts: opts(u, &within, &key, &distinct, &context),
         },
         OpR::And {
             of,
@@ -256,7 +257,7 @@ fn lower(op: OpR) -> Op {
             context,
         } => Op::And {
             of,
-            opts: opts(&within, &key, &distinct, &context),
+            opts: opts(u, &within, &key, &distinct, &context),
         },
         OpR::P {
             start,
@@ -266,9 +267,9 @@ fn lower(op: OpR) -> Op {
             key,
         } => Op::P {
             start,
-            period: period.ms(),
+            period: period.units(u),
             end,
-            within: within.as_ref().map(Dur::ms),
+            within: within.as_ref().map(|d| d.units(u)),
             key,
         },
         OpR::Count {
@@ -281,7 +282,7 @@ fn lower(op: OpR) -> Op {
             of,
             n,
             distance,
-            window: window.ms(),
+            window: window.units(u),
             distinct,
         },
         OpR::State { on, off, key } => Op::State { on, off, key },
@@ -304,12 +305,12 @@ fn lower(op: OpR) -> Op {
         } => Op::Stationary {
             of,
             radius,
-            for_: for_.ms(),
+            for_: for_.units(u),
             key,
         },
         OpR::Silent { of, for_, key } => Op::Silent {
             of,
-            for_: for_.ms(),
+            for_: for_.units(u),
             key,
         },
         OpR::Close {
@@ -320,10 +321,13 @@ fn lower(op: OpR) -> Op {
         } => Op::Close {
             of,
             max,
-            within: within.as_ref().map(Dur::ms),
+            within: within.as_ref().map(|d| d.units(u)),
             distinct,
         },
-        OpR::Lasting { of, min } => Op::Lasting { of, min: min.ms() },
+        OpR::Lasting { of, min } => Op::Lasting {
+            of,
+            min: min.units(u),
+        },
         OpR::AllOf { of } => Op::Combine {
             comb: Comb::All,
             of,
@@ -346,7 +350,8 @@ fn lower(op: OpR) -> Op {
     }
 }
 
-fn read_net(text: &str) -> Net {
+/// Reads a net, its durations in units of `1 / per_sec` seconds.
+fn read_net(text: &str, per_sec: f64) -> Net {
     let r: NetR = ron::Options::default()
         .with_default_extension(ron::extensions::Extensions::IMPLICIT_SOME)
         .from_str(text)
@@ -380,7 +385,11 @@ fn read_net(text: &str) -> Net {
                 (name, z)
             })
             .collect(),
-        events: r.events.into_iter().map(|(n, o)| (n, lower(o))).collect(),
+        events: r
+            .events
+            .into_iter()
+            .map(|(n, o)| (n, lower(o, per_sec)))
+            .collect(),
         outputs: r.outputs,
         text_durations: false,
     }
@@ -593,7 +602,7 @@ fn cases() -> Vec<PathBuf> {
 
 /// Runs one case through the reference: `Ok` if it detects what is expected.
 fn check(dir: &Path) -> Result<(), String> {
-    let net = read_net(&fs::read_to_string(dir.join("net.ron")).unwrap());
+    let net = read_net(&fs::read_to_string(dir.join("net.ron")).unwrap(), MS);
     let events = read_events(&dir.join("events.jsonl"), net.space);
     let expected = read_expected(&dir.join("expected.jsonl"), &net.outputs);
     let got: BTreeMap<String, Vec<Found>> = Reference::run_found(&net, &events)
@@ -628,6 +637,23 @@ fn every_hand_worked_case_matches_the_reference() {
         all.len(),
         failures.join("\n")
     );
+}
+
+/// The reference's RON text of its nets, read back, is the same net: the syntax
+/// the property tests give ccpn is the one the cases are written in.
+#[test]
+fn generated_nets_read_back_from_their_ron() {
+    use proptest::strategy::{Strategy, ValueTree};
+    use proptest::test_runner::TestRunner;
+    let mut runner = TestRunner::deterministic();
+    let choices = proptest::collection::vec(proptest::arbitrary::any::<u32>(), 160);
+    for _ in 0..300 {
+        let mut net =
+            reference::gen_states::gen_state_net(&choices.new_tree(&mut runner).unwrap().current());
+        let text = net.to_ron();
+        net.text_durations = false;
+        assert_eq!(read_net(&text, 1.0), net, "{text}");
+    }
 }
 
 #[test]

@@ -16,7 +16,7 @@ pub mod gen;
 pub mod gen_states;
 pub mod states;
 
-pub use states::{Comb, Found, Phase};
+use states::{Comb, Phase};
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt::Write as _;
