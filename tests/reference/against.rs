@@ -127,20 +127,26 @@ pub fn run_ccpn_found(net: &Net, events: &[Ev]) -> Result<Findings, String> {
         writer
             .write(&mut line, &d)
             .map_err(|e| format!("write failed: {e}"))?;
-        let json: serde_json::Value =
-            serde_json::from_slice(&line).map_err(|e| format!("bad JSON line: {e}"))?;
-        let phase = match json.get("phase").and_then(|p| p.as_str()) {
+        let line = String::from_utf8(line).map_err(|e| format!("bad JSON line: {e}"))?;
+        let fields = top_level_fields(&line);
+        let field = |name: &str| {
+            fields
+                .iter()
+                .find(|(k, _)| k == name)
+                .map(|(_, v)| v.as_str())
+        };
+        let phase = match field("phase") {
             None => None,
-            Some("start") => Some(Phase::Start),
-            Some("end") => Some(Phase::End),
-            Some(other) => return Err(format!("unknown phase {other:?}")),
+            Some("\"start\"") => Some(Phase::Start),
+            Some("\"end\"") => Some(Phase::End),
+            Some(other) => return Err(format!("unknown phase {other} in {line}")),
         };
         // `start` is fixed for the ends of states; other detections may carry one too.
         let start = match phase {
             Some(Phase::End) => Some(
-                json.get("start")
-                    .and_then(|s| s.as_f64())
-                    .ok_or_else(|| format!("an end without a numeric start: {json}"))?,
+                field("start")
+                    .and_then(|s| s.parse::<f64>().ok())
+                    .ok_or_else(|| format!("an end without a numeric start: {line}"))?,
             ),
             _ => None,
         };
@@ -164,6 +170,45 @@ pub fn run_ccpn_found(net: &Net, events: &[Ev]) -> Result<Findings, String> {
         });
     }
     Ok(out)
+}
+
+/// The top-level fields of a one-line JSON object, as (key, value's JSON text):
+/// enough for the detections `JsonLines` writes (keys without escapes).
+pub fn top_level_fields(line: &str) -> Vec<(String, String)> {
+    let body = line.trim().trim_start_matches('{').trim_end_matches('}');
+    let (mut parts, mut cur) = (Vec::new(), String::new());
+    let (mut depth, mut in_str, mut escaped) = (0i32, false, false);
+    for c in body.chars() {
+        if in_str {
+            if escaped {
+                escaped = false;
+            } else if c == '\\' {
+                escaped = true;
+            } else if c == '"' {
+                in_str = false;
+            }
+        } else {
+            match c {
+                '"' => in_str = true,
+                '[' | '{' => depth += 1,
+                ']' | '}' => depth -= 1,
+                ',' if depth == 0 => {
+                    parts.push(std::mem::take(&mut cur));
+                    continue;
+                }
+                _ => {}
+            }
+        }
+        cur.push(c);
+    }
+    parts.push(cur);
+    parts
+        .into_iter()
+        .filter_map(|p| {
+            let (k, v) = p.split_once(':')?;
+            Some((k.trim().trim_matches('"').to_owned(), v.trim().to_owned()))
+        })
+        .collect()
 }
 
 /// Compares ccpn with the reference on a net that may hold states: phases and

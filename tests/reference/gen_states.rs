@@ -309,7 +309,7 @@ fn gen_state(b: &mut B, ch: &mut Choices, zones: &[String]) -> Option<(Op, Kind)
             // One occurrence per event: "the value's latest occurrence" is then one.
             Op::Close {
                 of: b.single(ch),
-                max: [1.0, 2.0, 0.5, 4.0][ch.pick(4)],
+                max: [1.0, 2.0, 3.0, 5.0][ch.pick(4)],
                 within: gen_window(ch),
                 distinct: if ch.chance(20) { "kind" } else { "ship" }.into(),
             },
@@ -410,7 +410,7 @@ fn gen_composite(b: &B, ch: &mut Choices) -> Op {
         7 => Op::Count {
             of: b.leaf(ch),
             n: 2 + ch.pick(2),
-            distance: [1.0, 2.0, 1.5][ch.pick(3)],
+            distance: [1.5, 2.5, 4.0][ch.pick(3)],
             window: 1 + ch.pick(6) as i64,
             distinct: if ch.chance(30) {
                 Some("ship".into())

@@ -1,6 +1,6 @@
 //! A brute-force reference for ccpn's detection semantics, written from the
-//! contract (the operators of §3–§4 and the states of §7) and the decisions
-//! recorded with the property tests, independently of ccpn's runtime.
+//! contract (the operators, and the states: situations that hold over time) and
+//! the decisions recorded with the property tests, independently of ccpn's runtime.
 //!
 //! It keeps the whole history of every node (every occurrence it ever produced,
 //! with the step and position that produced it) and checks each operator's
@@ -916,6 +916,10 @@ pub struct Reference {
     nodes: Vec<NOp>,
     /// Each state node's values and memory per key value (empty for other nodes).
     smem: Vec<states::Mem>,
+    /// A timed instant is one step (nets with states), or each tick is one.
+    one_step_per_instant: bool,
+    /// In a step of one tick: which (node, opening).
+    tick_only: Option<(usize, u64)>,
     /// Output name -> node.
     outputs: Vec<(String, usize)>,
     pstar: HashSet<usize>,
@@ -963,7 +967,7 @@ fn point_rect(p: (f64, f64)) -> (f64, f64, f64, f64) {
 impl Reference {
     /// Builds the reference for `net`. Nodes are numbered like a depth-first,
     /// post-order walk of the event names in alphabetical order (this fixes the
-    /// "operator" order of simultaneous ticks).
+    /// order in which a step runs the nodes, hence of simultaneous ticks).
     pub fn new(net: &Net) -> Reference {
         struct B<'a> {
             net: &'a Net,
@@ -1150,6 +1154,8 @@ impl Reference {
         let n = b.nodes.len();
         Reference {
             space: net.space,
+            one_step_per_instant: net.events.values().any(Op::is_state),
+            tick_only: None,
             smem: (0..n).map(|_| states::Mem::default()).collect(),
             nodes: b.nodes,
             outputs,
@@ -1221,9 +1227,42 @@ impl Reference {
     /// Runs every timed instant accepted by `due`, earliest first. One timed
     /// instant is one step: every `P` tick and every timed state transition due
     /// at that time happens in it (so none of them is "before" another).
+    ///
+    /// A net without states keeps the older rule for ticks of one time: each tick
+    /// is a step of its own, in (time, operator, opening) order, so that one can be
+    /// "before" another (what ccpn does for `P` alone).
     fn run_instants(&mut self, due: impl Fn(i64) -> bool) {
-        while let Some(t) = self.next_instant().filter(|&t| due(t)) {
+        if self.one_step_per_instant {
+            while let Some(t) = self.next_instant().filter(|&t| due(t)) {
+                self.run_step(None, Some(t));
+            }
+            return;
+        }
+        loop {
+            let mut best: Option<(i64, usize, u64)> = None;
+            for (n, op) in self.nodes.iter().enumerate() {
+                let NOp::Interval {
+                    kind: IvKind::P(period),
+                    within,
+                    ..
+                } = op
+                else {
+                    continue;
+                };
+                for iv in self.state[n].open.values() {
+                    if within.is_some_and(|w| iv.next_k * period > w) {
+                        continue;
+                    }
+                    let cand = (iv.t0 + iv.next_k * period, n, iv.seq);
+                    if due(cand.0) && best.is_none_or(|b| cand < b) {
+                        best = Some(cand);
+                    }
+                }
+            }
+            let Some((t, n, seq)) = best else { return };
+            self.tick_only = Some((n, seq));
             self.run_step(None, Some(t));
+            self.tick_only = None;
         }
     }
 
@@ -1239,7 +1278,7 @@ impl Reference {
                 } => self.state[n]
                     .open
                     .values()
-                    .filter(|iv| !within.is_some_and(|w| iv.next_k * period > w))
+                    .filter(|iv| within.is_none_or(|w| iv.next_k * period <= w))
                     .map(|iv| iv.t0 + iv.next_k * period)
                     .min(),
                 NOp::St(s) => self.state_due(n, s),
@@ -1302,7 +1341,9 @@ impl Reference {
             .open
             .iter()
             .filter(|(_, iv)| {
-                !within.is_some_and(|w| iv.next_k * period > w) && iv.t0 + iv.next_k * period == t
+                within.is_none_or(|w| iv.next_k * period <= w)
+                    && iv.t0 + iv.next_k * period == t
+                    && self.tick_only.is_none_or(|only| only == (n, iv.seq))
             })
             .map(|(k, iv)| (iv.seq, k.clone()))
             .collect();

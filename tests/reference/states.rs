@@ -18,8 +18,6 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
-use geo::{Distance, Geodesic, Point};
-
 use super::{
     attr, fits, key_str, names, Draft, Ev, NOp, Net, Occ, Op, Reference, Space, Val, Zone,
 };
@@ -719,6 +717,7 @@ impl Reference {
                 .filter(|&i| h[i].step < step && ok(&h[i]) && near(&h[i], y))
                 .collect();
             // Every (size - 1)-subset of the candidates, in index order.
+            #[allow(clippy::too_many_arguments)]
             fn grow(
                 r: &Reference,
                 of: usize,
@@ -812,12 +811,72 @@ fn pair_cause(x: &Occ, y: &Occ) -> Occ {
 // Geometry
 // ---------------------------------------------------------------------------
 
-/// The distance between two points: planar, or geodesic metres on WGS84.
+/// The distance between two points: planar, or geodesic metres on WGS84
+/// (`(lon, lat)` in degrees).
 pub fn dist(space: Space, p: (f64, f64), q: (f64, f64)) -> f64 {
     match space {
         Space::Planar => ((p.0 - q.0).powi(2) + (p.1 - q.1).powi(2)).sqrt(),
-        Space::Wgs84 => Geodesic.distance(Point::new(p.0, p.1), Point::new(q.0, q.1)),
+        Space::Wgs84 => geodesic(p, q),
     }
+}
+
+/// The geodesic distance on the WGS84 ellipsoid between `(lon, lat)` points in
+/// degrees, in metres: Vincenty's inverse formula (well below a millimetre for the
+/// short distances of tests; it is not meant for nearly antipodal points).
+#[allow(non_snake_case)]
+pub fn geodesic(p: (f64, f64), q: (f64, f64)) -> f64 {
+    let a = 6_378_137.0_f64;
+    let f = 1.0 / 298.257_223_563;
+    let b = a * (1.0 - f);
+    let L = (q.0 - p.0).to_radians();
+    let U1 = ((1.0 - f) * p.1.to_radians().tan()).atan();
+    let U2 = ((1.0 - f) * q.1.to_radians().tan()).atan();
+    let (sinU1, cosU1) = U1.sin_cos();
+    let (sinU2, cosU2) = U2.sin_cos();
+    let mut lambda = L;
+    let (mut sin_s, mut cos_s, mut sigma, mut cos2a, mut cos2sm);
+    let mut iterations = 0;
+    loop {
+        let (sin_l, cos_l) = lambda.sin_cos();
+        sin_s = ((cosU2 * sin_l).powi(2) + (cosU1 * sinU2 - sinU1 * cosU2 * cos_l).powi(2)).sqrt();
+        if sin_s == 0.0 {
+            return 0.0;
+        }
+        cos_s = sinU1 * sinU2 + cosU1 * cosU2 * cos_l;
+        sigma = sin_s.atan2(cos_s);
+        let sin_a = cosU1 * cosU2 * sin_l / sin_s;
+        cos2a = 1.0 - sin_a * sin_a;
+        cos2sm = if cos2a == 0.0 {
+            0.0
+        } else {
+            cos_s - 2.0 * sinU1 * sinU2 / cos2a
+        };
+        let C = f / 16.0 * cos2a * (4.0 + f * (4.0 - 3.0 * cos2a));
+        let next = L
+            + (1.0 - C)
+                * f
+                * sin_a
+                * (sigma + C * sin_s * (cos2sm + C * cos_s * (-1.0 + 2.0 * cos2sm * cos2sm)));
+        iterations += 1;
+        let done = (next - lambda).abs() < 1e-13 || iterations > 1000;
+        lambda = next;
+        if done {
+            break;
+        }
+    }
+    let u2 = cos2a * (a * a - b * b) / (b * b);
+    let A = 1.0 + u2 / 16384.0 * (4096.0 + u2 * (-768.0 + u2 * (320.0 - 175.0 * u2)));
+    let B = u2 / 1024.0 * (256.0 + u2 * (-128.0 + u2 * (74.0 - 47.0 * u2)));
+    let delta = B
+        * sin_s
+        * (cos2sm
+            + B / 4.0
+                * (cos_s * (-1.0 + 2.0 * cos2sm * cos2sm)
+                    - B / 6.0
+                        * cos2sm
+                        * (-3.0 + 4.0 * sin_s * sin_s)
+                        * (-3.0 + 4.0 * cos2sm * cos2sm)));
+    b * A * (sigma - delta)
 }
 
 /// Planar distance from `p` to the segment `a`–`b`.
