@@ -1,9 +1,11 @@
 //! Running ccpn itself on a reference net and stream, and comparing what it detects
 //! with the reference: shared by the property tests and the fuzz targets.
 
+use ccpn::io::write::JsonLines;
 use ccpn::{Detail, Detector, DetectorOptions, Event, Timestamp, Value};
 
-use super::{show_outputs, Det, Ev, Net, Output, Reference, Val};
+use super::states::{canonical, show_findings, Findings, Found, Phase};
+use super::{show_outputs, Det, Ev, Net, Output, Reference, Space, Val};
 
 pub fn to_event(e: &Ev) -> Event {
     let t = Timestamp::from_secs_f64(e.time as f64).expect("time in range");
@@ -86,6 +88,164 @@ pub fn run_ccpn_restarting(
         });
     }
     Ok(out)
+}
+
+/// Runs ccpn on the net's RON text and the events, then `finish()`, returning each
+/// output's detections with what the contract fixes, states' `phase` and `start`
+/// included: those are read from each detection's JSON line, as `ccpn-run` writes
+/// it (`"phase"`, and `"start"` on ends).
+pub fn run_ccpn_found(net: &Net, events: &[Ev]) -> Result<Findings, String> {
+    let ron = net.to_ron();
+    let compiled =
+        ccpn::Net::from_ron("prop.ron", &ron).map_err(|e| format!("net rejected: {e}"))?;
+    let mut det = Detector::with_options(
+        &compiled,
+        DetectorOptions {
+            max_tokens: usize::MAX,
+            ..DetectorOptions::default()
+        },
+    );
+    let mut all = Vec::new();
+    for e in events {
+        all.extend(
+            det.push(to_event(e))
+                .map_err(|e| format!("push failed: {e}"))?,
+        );
+    }
+    all.extend(det.finish());
+    let writer = JsonLines::new(match net.space {
+        Space::Planar => ccpn::Space::Planar,
+        Space::Wgs84 => ccpn::Space::Wgs84,
+    });
+    let mut out: Findings = net
+        .outputs
+        .iter()
+        .map(|n| (n.clone(), Vec::new()))
+        .collect();
+    for d in all {
+        let mut line = Vec::new();
+        writer
+            .write(&mut line, &d)
+            .map_err(|e| format!("write failed: {e}"))?;
+        let line = String::from_utf8(line).map_err(|e| format!("bad JSON line: {e}"))?;
+        let fields = top_level_fields(&line);
+        let field = |name: &str| {
+            fields
+                .iter()
+                .find(|(k, _)| k == name)
+                .map(|(_, v)| v.as_str())
+        };
+        let phase = match field("phase") {
+            None => None,
+            Some("\"start\"") => Some(Phase::Start),
+            Some("\"end\"") => Some(Phase::End),
+            Some(other) => return Err(format!("unknown phase {other} in {line}")),
+        };
+        // `start` is fixed for the ends of states; other detections may carry one too.
+        let start = match phase {
+            Some(Phase::End) => Some(
+                field("start")
+                    .and_then(|s| s.parse::<f64>().ok())
+                    .ok_or_else(|| format!("an end without a numeric start: {line}"))?,
+            ),
+            _ => None,
+        };
+        let ids = d
+            .ids()
+            .map(|id| match id {
+                ccpn::Id::Int(i) => *i,
+                other => panic!("unexpected id {other:?}"),
+            })
+            .collect();
+        let ticks = match d.detail {
+            Detail::Ticks(n) => Some(n),
+            _ => None,
+        };
+        out.entry(d.event.to_string()).or_default().push(Found {
+            time: d.time.as_secs_f64(),
+            ids,
+            ticks,
+            phase,
+            start,
+        });
+    }
+    Ok(out)
+}
+
+/// The top-level fields of a one-line JSON object, as (key, value's JSON text):
+/// enough for the detections `JsonLines` writes (keys without escapes).
+pub fn top_level_fields(line: &str) -> Vec<(String, String)> {
+    let body = line.trim().trim_start_matches('{').trim_end_matches('}');
+    let (mut parts, mut cur) = (Vec::new(), String::new());
+    let (mut depth, mut in_str, mut escaped) = (0i32, false, false);
+    for c in body.chars() {
+        if in_str {
+            if escaped {
+                escaped = false;
+            } else if c == '\\' {
+                escaped = true;
+            } else if c == '"' {
+                in_str = false;
+            }
+        } else {
+            match c {
+                '"' => in_str = true,
+                '[' | '{' => depth += 1,
+                ']' | '}' => depth -= 1,
+                ',' if depth == 0 => {
+                    parts.push(std::mem::take(&mut cur));
+                    continue;
+                }
+                _ => {}
+            }
+        }
+        cur.push(c);
+    }
+    parts.push(cur);
+    parts
+        .into_iter()
+        .filter_map(|p| {
+            let (k, v) = p.split_once(':')?;
+            Some((k.trim().trim_matches('"').to_owned(), v.trim().to_owned()))
+        })
+        .collect()
+}
+
+/// Compares ccpn with the reference on a net that may hold states: phases and
+/// starts included; simultaneous detections of one output in any order. Unless
+/// the reference's occurrences exceed `max` (then `Ok(false)`, nothing compared).
+pub fn compare_found(net: &Net, events: &[Ev], max: usize) -> Result<bool, String> {
+    let Some(expected) = Reference::run_found_bounded(net, events, max) else {
+        return Ok(false);
+    };
+    let expected = canonical(expected);
+    let got = match run_ccpn_found(net, events) {
+        Ok(g) => canonical(g),
+        Err(e) => {
+            return Err(format!(
+                "{e}\n--- net ---\n{}--- events ---\n{}",
+                net.to_ron(),
+                show_events(events)
+            ))
+        }
+    };
+    if expected == got {
+        return Ok(true);
+    }
+    let differ: Vec<&String> = expected
+        .keys()
+        .chain(got.keys())
+        .filter(|k| expected.get(*k) != got.get(*k))
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    Err(format!(
+        "ccpn and the reference disagree on {differ:?}\n--- net ---\n{}--- events ---\n{}--- reference ---\n{}--- ccpn ---\n{}",
+        net.to_ron(),
+        show_events(events),
+        show_findings(&expected),
+        show_findings(&got)
+    ))
 }
 
 pub fn show_events(events: &[Ev]) -> String {

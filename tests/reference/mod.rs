@@ -1,6 +1,6 @@
 //! A brute-force reference for ccpn's detection semantics, written from the
-//! contract (`semantics.md` §3–§4) and the decisions recorded in the test brief,
-//! independently of ccpn's runtime.
+//! contract (the operators, and the states: situations that hold over time) and
+//! the decisions recorded with the property tests, independently of ccpn's runtime.
 //!
 //! It keeps the whole history of every node (every occurrence it ever produced,
 //! with the step and position that produced it) and checks each operator's
@@ -13,6 +13,10 @@
 
 pub mod against;
 pub mod gen;
+pub mod gen_states;
+pub mod states;
+
+use states::{Comb, Phase};
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt::Write as _;
@@ -115,26 +119,65 @@ impl When {
     }
 }
 
-/// A planar zone.
+/// The net's space: planar `x`/`y`, or WGS84 `lon`/`lat` in degrees with
+/// geodesic metres. The reference's pairing operators (`Dist`, `Direction`) are
+/// planar only; zones and states know both (see `states.rs`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Space {
+    #[default]
+    Planar,
+    Wgs84,
+}
+
+/// A zone. Bearings of sectors are degrees clockwise from north; a line's zone is
+/// every point within `width / 2` of it.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Zone {
-    Rect { min: (f64, f64), max: (f64, f64) },
-    Circle { center: (f64, f64), radius: f64 },
+    Rect {
+        min: (f64, f64),
+        max: (f64, f64),
+    },
+    Circle {
+        center: (f64, f64),
+        radius: f64,
+    },
+    Polygon(Vec<(f64, f64)>),
+    Sector {
+        center: (f64, f64),
+        radius: f64,
+        from_deg: f64,
+        to_deg: f64,
+    },
+    Line {
+        points: Vec<(f64, f64)>,
+        width: f64,
+    },
+}
+
+fn pts(v: &[(f64, f64)]) -> String {
+    let inner: Vec<String> = v
+        .iter()
+        .map(|p| format!("({:?}, {:?})", p.0, p.1))
+        .collect();
+    format!("[{}]", inner.join(", "))
 }
 
 impl Zone {
-    fn contains(&self, p: (f64, f64)) -> bool {
-        match self {
-            Zone::Rect { min, max } => min.0 <= p.0 && p.0 <= max.0 && min.1 <= p.1 && p.1 <= max.1,
-            Zone::Circle { center, radius } => {
-                let (dx, dy) = (p.0 - center.0, p.1 - center.1);
-                dx * dx + dy * dy <= radius * radius
-            }
-        }
-    }
-
     fn ron(&self) -> String {
         match self {
+            Zone::Polygon(v) => format!("Polygon({})", pts(v)),
+            Zone::Sector {
+                center,
+                radius,
+                from_deg,
+                to_deg,
+            } => format!(
+                "Sector(center: ({:?}, {:?}), radius: {radius:?}, from_deg: {from_deg:?}, to_deg: {to_deg:?})",
+                center.0, center.1
+            ),
+            Zone::Line { points, width } => {
+                format!("Line(points: {}, width: {width:?})", pts(points))
+            }
             Zone::Rect { min, max } => format!(
                 "Rect(min: ({:?}, {:?}), max: ({:?}, {:?}))",
                 min.0, min.1, max.0, max.1
@@ -326,6 +369,64 @@ pub enum Op {
         within: Option<i64>,
         key: Option<String>,
     },
+    /// `Count(of, n, distance, window, distinct)`.
+    Count {
+        of: String,
+        n: usize,
+        distance: f64,
+        window: i64,
+        distinct: Option<String>,
+    },
+    // States (see `states.rs`).
+    State {
+        on: String,
+        off: String,
+        key: Option<String>,
+    },
+    Inside {
+        of: String,
+        zones: Vec<String>,
+        key: Option<String>,
+        margin: f64,
+    },
+    Stationary {
+        of: String,
+        radius: f64,
+        for_: i64,
+        key: Option<String>,
+    },
+    Silent {
+        of: String,
+        for_: i64,
+        key: Option<String>,
+    },
+    Close {
+        of: String,
+        max: f64,
+        within: Option<i64>,
+        distinct: String,
+    },
+    Lasting {
+        of: String,
+        min: i64,
+    },
+    /// `AllOf`, `AnyOf` (operands in `of`), `Unless` (`of: [s, except]`).
+    Combine {
+        comb: Comb,
+        of: Vec<String>,
+    },
+    // Occurrences from states.
+    Starts {
+        of: String,
+    },
+    Ends {
+        of: String,
+    },
+    During {
+        of: String,
+        state: String,
+        holds: bool,
+    },
 }
 
 impl Op {
@@ -344,13 +445,39 @@ impl Op {
             Op::Direction { of, from, .. } => vec![of, from],
             Op::A { start, e, end, .. } | Op::AStar { start, e, end, .. } => vec![start, e, end],
             Op::P { start, end, .. } | Op::PStar { start, end, .. } => vec![start, end],
+            Op::Count { of, .. }
+            | Op::Inside { of, .. }
+            | Op::Stationary { of, .. }
+            | Op::Silent { of, .. }
+            | Op::Close { of, .. }
+            | Op::Lasting { of, .. }
+            | Op::Starts { of }
+            | Op::Ends { of } => vec![of],
+            Op::State { on, off, .. } => vec![on, off],
+            Op::Combine { of, .. } => of.iter().map(|s| s.as_str()).collect(),
+            Op::During { of, state, .. } => vec![of, state],
         }
+    }
+
+    /// Is this operator a state (a value over time rather than occurrences)?
+    pub fn is_state(&self) -> bool {
+        matches!(
+            self,
+            Op::State { .. }
+                | Op::Inside { .. }
+                | Op::Stationary { .. }
+                | Op::Silent { .. }
+                | Op::Close { .. }
+                | Op::Lasting { .. }
+                | Op::Combine { .. }
+        )
     }
 }
 
 /// A whole net.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Net {
+    pub space: Space,
     pub zones: BTreeMap<String, Zone>,
     pub events: BTreeMap<String, Op>,
     pub outputs: Vec<String>,
@@ -411,7 +538,7 @@ impl Net {
 
     /// The net as RON text, in ccpn's syntax.
     pub fn to_ron(&self) -> String {
-        let mut s = String::from("Net(\n    space: Planar,\n    zones: {\n");
+        let mut s = format!("Net(\n    space: {:?},\n    zones: {{\n", self.space);
         for (name, z) in &self.zones {
             writeln!(s, "        {name:?}: {},", z.ron()).unwrap();
         }
@@ -500,6 +627,7 @@ impl Net {
                     self.dur(*period),
                     self.wk_ron(within, key)
                 ),
+                other => self.more_ron(other),
             };
             writeln!(s, "        {name:?}: {body},").unwrap();
         }
@@ -584,6 +712,11 @@ struct Occ {
     step: usize,
     pos: usize,
     ticks: Option<u64>,
+    /// For a state's transition: start or end, the time the ending interval began,
+    /// and the key value (or pair of values, for `Close`) it is for.
+    phase: Option<Phase>,
+    began: Option<i64>,
+    skey: Option<String>,
 }
 
 /// What an operator adds to `Occ` when it fires; step/pos are filled in later.
@@ -594,6 +727,9 @@ struct Draft {
     ids: Vec<usize>,
     attrs: Attrs,
     ticks: Option<u64>,
+    phase: Option<Phase>,
+    began: Option<i64>,
+    skey: Option<String>,
 }
 
 impl Draft {
@@ -605,6 +741,9 @@ impl Draft {
             ids: o.ids.clone(),
             attrs: o.attrs.clone(),
             ticks: None,
+            phase: None,
+            began: None,
+            skey: None,
         }
     }
 
@@ -627,6 +766,9 @@ impl Draft {
             ids,
             attrs: y.attrs.clone(),
             ticks: None,
+            phase: None,
+            began: None,
+            skey: None,
         }
     }
 }
@@ -697,6 +839,27 @@ enum NOp {
         within: Option<i64>,
         key: Option<String>,
     },
+    Count {
+        of: usize,
+        n: usize,
+        distance: f64,
+        window: i64,
+        distinct: Option<String>,
+    },
+    /// A state (see `states.rs`).
+    St(states::SOp),
+    /// `Starts` / `Ends`: the state's transitions of one phase, as occurrences.
+    Trans {
+        of: usize,
+        phase: Phase,
+    },
+    /// `During`: `key` is the state's key attribute.
+    During {
+        of: usize,
+        state: usize,
+        holds: bool,
+        key: Option<String>,
+    },
 }
 
 impl NOp {
@@ -716,6 +879,9 @@ impl NOp {
                 v.push(*end);
                 v
             }
+            NOp::Count { of, .. } | NOp::Trans { of, .. } => vec![*of],
+            NOp::During { of, state, .. } => vec![*of, *state],
+            NOp::St(s) => s.operands(),
         };
         let mut seen = HashSet::new();
         v.retain(|x| seen.insert(*x));
@@ -746,7 +912,14 @@ struct State {
 
 /// The reference detector.
 pub struct Reference {
+    space: Space,
     nodes: Vec<NOp>,
+    /// Each state node's values and memory per key value (empty for other nodes).
+    smem: Vec<states::Mem>,
+    /// A timed instant is one step (nets with states), or each tick is one.
+    one_step_per_instant: bool,
+    /// In a step of one tick: which (node, opening).
+    tick_only: Option<(usize, u64)>,
     /// Output name -> node.
     outputs: Vec<(String, usize)>,
     pstar: HashSet<usize>,
@@ -794,7 +967,7 @@ fn point_rect(p: (f64, f64)) -> (f64, f64, f64, f64) {
 impl Reference {
     /// Builds the reference for `net`. Nodes are numbered like a depth-first,
     /// post-order walk of the event names in alphabetical order (this fixes the
-    /// "operator" order of simultaneous ticks).
+    /// order in which a step runs the nodes, hence of simultaneous ticks).
     pub fn new(net: &Net) -> Reference {
         struct B<'a> {
             net: &'a Net,
@@ -927,6 +1100,22 @@ impl Reference {
                         within: *within,
                         key: key.clone(),
                     },
+                    Op::Count {
+                        n,
+                        distance,
+                        window,
+                        distinct,
+                        ..
+                    } => NOp::Count {
+                        of: ids[0],
+                        n: *n,
+                        distance: *distance,
+                        window: *window,
+                        distinct: distinct.clone(),
+                    },
+                    other => states::lower(other, &ids, &self.nodes, &|z: &str| {
+                        self.net.zones[z].clone()
+                    }),
                 };
                 self.nodes.push(nop);
                 let id = self.nodes.len() - 1;
@@ -964,6 +1153,10 @@ impl Reference {
             .collect();
         let n = b.nodes.len();
         Reference {
+            space: net.space,
+            one_step_per_instant: net.events.values().any(Op::is_state),
+            tick_only: None,
+            smem: (0..n).map(|_| states::Mem::default()).collect(),
             nodes: b.nodes,
             outputs,
             pstar,
@@ -986,9 +1179,17 @@ impl Reference {
     /// events together exceed `max`: nested unrestricted contexts can make them
     /// grow exponentially with the stream.
     pub fn run_bounded(net: &Net, events: &[Ev], max: usize) -> Option<Output> {
+        Reference::run_all(net, events, max).map(|r| r.output())
+    }
+
+    /// Runs the whole stream and `finish`: the reference after it, or `None` past
+    /// `max` occurrences.
+    fn run_all(net: &Net, events: &[Ev], max: usize) -> Option<Reference> {
         let mut r = Reference::new(net);
         for ev in events {
-            r.run_ticks(|t| t < ev.time);
+            // Whatever is due before the event's time happens first; what is due at
+            // its time waits for every event at that time (which may prevent it).
+            r.run_instants(|t| t < ev.time);
             r.events.push(ev.clone());
             r.evattrs.push(Rc::new(ev.attrs.clone()));
             r.run_step(Some(r.events.len() - 1), None);
@@ -996,10 +1197,11 @@ impl Reference {
                 return None;
             }
         }
+        // Time stops at the last event's time: what is due then happens, nothing later.
         if let Some(last) = events.last().map(|e| e.time) {
-            r.run_ticks(|t| t <= last);
+            r.run_instants(|t| t <= last);
         }
-        Some(r.output())
+        Some(r)
     }
 
     fn output(&self) -> Output {
@@ -1022,10 +1224,22 @@ impl Reference {
         out
     }
 
-    /// Runs every tick due at a time accepted by `due`, in (time, operator, opening) order.
-    fn run_ticks(&mut self, due: impl Fn(i64) -> bool) {
+    /// Runs every timed instant accepted by `due`, earliest first. One timed
+    /// instant is one step: every `P` tick and every timed state transition due
+    /// at that time happens in it (so none of them is "before" another).
+    ///
+    /// A net without states keeps the older rule for ticks of one time: each tick
+    /// is a step of its own, in (time, operator, opening) order, so that one can be
+    /// "before" another (what ccpn does for `P` alone).
+    fn run_instants(&mut self, due: impl Fn(i64) -> bool) {
+        if self.one_step_per_instant {
+            while let Some(t) = self.next_instant().filter(|&t| due(t)) {
+                self.run_step(None, Some(t));
+            }
+            return;
+        }
         loop {
-            let mut best: Option<(i64, usize, u64, String)> = None;
+            let mut best: Option<(i64, usize, u64)> = None;
             for (n, op) in self.nodes.iter().enumerate() {
                 let NOp::Interval {
                     kind: IvKind::P(period),
@@ -1035,53 +1249,64 @@ impl Reference {
                 else {
                     continue;
                 };
-                for (k, iv) in &self.state[n].open {
+                for iv in self.state[n].open.values() {
                     if within.is_some_and(|w| iv.next_k * period > w) {
                         continue;
                     }
-                    let t = iv.t0 + iv.next_k * period;
-                    if !due(t) {
-                        continue;
-                    }
-                    let cand = (t, n, iv.seq, k.clone());
-                    if best
-                        .as_ref()
-                        .is_none_or(|b| (cand.0, cand.1, cand.2) < (b.0, b.1, b.2))
-                    {
+                    let cand = (iv.t0 + iv.next_k * period, n, iv.seq);
+                    if due(cand.0) && best.is_none_or(|b| cand < b) {
                         best = Some(cand);
                     }
                 }
             }
-            let Some((t, n, _, k)) = best else { return };
-            self.run_step(None, Some((n, k, t)));
+            let Some((t, n, seq)) = best else { return };
+            self.tick_only = Some((n, seq));
+            self.run_step(None, Some(t));
+            self.tick_only = None;
         }
     }
 
-    /// One step: an input event, or one tick of one interval of a `P` node.
-    fn run_step(&mut self, event: Option<usize>, tick: Option<(usize, String, i64)>) {
+    /// The earliest time at which a tick or a timed transition is due.
+    fn next_instant(&self) -> Option<i64> {
+        let mut best: Option<i64> = None;
+        for (n, op) in self.nodes.iter().enumerate() {
+            let due = match op {
+                NOp::Interval {
+                    kind: IvKind::P(period),
+                    within,
+                    ..
+                } => self.state[n]
+                    .open
+                    .values()
+                    .filter(|iv| within.is_none_or(|w| iv.next_k * period <= w))
+                    .map(|iv| iv.t0 + iv.next_k * period)
+                    .min(),
+                NOp::St(s) => self.state_due(n, s),
+                _ => None,
+            };
+            if let Some(t) = due {
+                best = Some(best.map_or(t, |b: i64| b.min(t)));
+            }
+        }
+        best
+    }
+
+    /// One step: an input event, or one timed instant. Nodes run in topological
+    /// order; within a node, what the step's occurrences do comes first, then what
+    /// is due at the instant (an end or a newer start at a tick's time comes first).
+    fn run_step(&mut self, event: Option<usize>, instant: Option<i64>) {
         let step = self.step;
         self.step += 1;
+        let now = match (event, instant) {
+            (Some(e), _) => self.events[e].time,
+            (None, Some(t)) => t,
+            (None, None) => unreachable!(),
+        };
         for n in 0..self.nodes.len() {
-            let mut drafts = Vec::new();
-            if let Some((tn, key, t)) = &tick {
-                if *tn == n {
-                    let NOp::Interval { start, .. } = &self.nodes[n] else {
-                        unreachable!()
-                    };
-                    let iv = self.state[n].open.get_mut(key).unwrap();
-                    iv.next_k += 1;
-                    let s = &self.hist[*start][iv.s];
-                    drafts.push(Draft {
-                        start: s.start,
-                        end: *t,
-                        loc: s.loc,
-                        ids: s.ids.clone(),
-                        attrs: s.attrs.clone(),
-                        ticks: None,
-                    });
-                }
+            let mut drafts = self.node_step(n, step, event, now);
+            if let Some(t) = instant {
+                drafts.extend(self.due_ticks(n, t));
             }
-            drafts.extend(self.node_step(n, step, event));
             for (pos, d) in drafts.into_iter().enumerate() {
                 self.hist[n].push(Occ {
                     start: d.start,
@@ -1092,9 +1317,55 @@ impl Reference {
                     step,
                     pos,
                     ticks: d.ticks,
+                    phase: d.phase,
+                    began: d.began,
+                    skey: d.skey,
                 });
             }
         }
+    }
+
+    /// The ticks of `P` node `n`'s open intervals due at `t`, in opening order.
+    fn due_ticks(&mut self, n: usize, t: i64) -> Vec<Draft> {
+        let NOp::Interval {
+            kind: IvKind::P(period),
+            start,
+            within,
+            ..
+        } = &self.nodes[n]
+        else {
+            return vec![];
+        };
+        let (period, start, within) = (*period, *start, *within);
+        let mut open: Vec<(u64, String)> = self.state[n]
+            .open
+            .iter()
+            .filter(|(_, iv)| {
+                within.is_none_or(|w| iv.next_k * period <= w)
+                    && iv.t0 + iv.next_k * period == t
+                    && self.tick_only.is_none_or(|only| only == (n, iv.seq))
+            })
+            .map(|(k, iv)| (iv.seq, k.clone()))
+            .collect();
+        open.sort();
+        let mut out = Vec::new();
+        for (_, k) in open {
+            let iv = self.state[n].open.get_mut(&k).unwrap();
+            iv.next_k += 1;
+            let s = &self.hist[start][iv.s];
+            out.push(Draft {
+                start: s.start,
+                end: t,
+                loc: s.loc,
+                ids: s.ids.clone(),
+                attrs: s.attrs.clone(),
+                ticks: None,
+                phase: None,
+                began: None,
+                skey: None,
+            });
+        }
+        out
     }
 
     /// Indices (in `hist[node]`) of the occurrences `node` produced in `step`.
@@ -1107,7 +1378,7 @@ impl Reference {
         (i..h.len()).collect()
     }
 
-    fn node_step(&mut self, n: usize, step: usize, event: Option<usize>) -> Vec<Draft> {
+    fn node_step(&mut self, n: usize, step: usize, event: Option<usize>, now: i64) -> Vec<Draft> {
         let op = self.nodes[n].clone();
         match &op {
             NOp::Atomic { ty, when } => {
@@ -1123,13 +1394,19 @@ impl Reference {
                     ids: vec![e],
                     attrs: self.evattrs[e].clone(),
                     ticks: None,
+                    phase: None,
+                    began: None,
+                    skey: None,
                 }]
             }
             NOp::Within { of, zones } => self
                 .produced(*of, step)
                 .into_iter()
                 .map(|i| &self.hist[*of][i])
-                .filter(|o| o.loc.is_some_and(|p| zones.iter().any(|z| z.contains(p))))
+                .filter(|o| {
+                    o.loc
+                        .is_some_and(|p| zones.iter().any(|z| z.contains_in(self.space, p)))
+                })
                 .map(Draft::pass)
                 .collect(),
             NOp::DirBox { of, rels, rect } => self
@@ -1171,6 +1448,27 @@ impl Reference {
                 within,
                 key,
             } => self.interval_step(n, step, *kind, *start, *e, *end, *within, key),
+            NOp::Count {
+                of,
+                n: size,
+                distance,
+                window,
+                distinct,
+            } => self.count_step(step, *of, *size, *distance, *window, distinct),
+            NOp::St(s) => self.state_step(n, step, s, event.is_none(), now),
+            NOp::Trans { of, phase } => self
+                .produced(*of, step)
+                .into_iter()
+                .map(|i| &self.hist[*of][i])
+                .filter(|o| o.phase == Some(*phase))
+                .map(Draft::pass)
+                .collect(),
+            NOp::During {
+                of,
+                state,
+                holds,
+                key,
+            } => self.during_step(step, *of, *state, *holds, key),
         }
     }
 

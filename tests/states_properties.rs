@@ -1,0 +1,143 @@
+#![allow(unreachable_pub, missing_docs)]
+
+//! Property test: ccpn's `Detector` against the brute-force reference in
+//! `tests/reference/` on random nets mixing states (every state operator) with
+//! `Starts`, `Ends`, `During`, `Seq`, `And`, `Within`, `Or`, `P` and `Count`, over
+//! streams made for the states' corner cases (jitter at zone boundaries and
+//! margins, exact-time ties, missing keys, unlocated reports). Detections are
+//! compared with their `phase` and, on ends, `start`.
+
+mod reference;
+
+use proptest::prelude::*;
+use proptest::test_runner::{RngSeed, TestCaseError};
+
+use reference::against::compare_found;
+use reference::gen_states::{gen_state_net, state_ev_specs, state_events};
+
+fn config() -> ProptestConfig {
+    ProptestConfig {
+        // PROPTEST_CASES overrides, for longer runs.
+        cases: std::env::var("PROPTEST_CASES")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(256),
+        failure_persistence: None,
+        max_shrink_iters: 4096,
+        // A fixed seed keeps CI repeatable; PROPTEST_RNG_SEED picks another.
+        rng_seed: std::env::var("PROPTEST_RNG_SEED")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .map_or(RngSeed::Fixed(0x0057_47e5), RngSeed::Fixed),
+        ..ProptestConfig::default()
+    }
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    /// States, the operators reading them and those they read, nested.
+    #[test]
+    #[ignore = "states are not built yet"]
+    fn states_match_reference(
+        choices in prop::collection::vec(any::<u32>(), 160),
+        specs in state_ev_specs(50),
+    ) {
+        let net = gen_state_net(&choices);
+        let events = state_events(&specs);
+        // Nets whose occurrences explode (nested unrestricted pairings) are skipped.
+        compare_found(&net, &events, 20_000).map_err(TestCaseError::fail)?;
+    }
+}
+
+/// The generator's nets are well formed for the reference, and over a few hundred
+/// of them every state operator starts and ends, and every operator mixed with
+/// them detects something.
+#[test]
+fn generated_state_nets_reach_every_operator() {
+    use proptest::strategy::ValueTree;
+    use proptest::test_runner::TestRunner;
+    use reference::states::{Comb, Phase};
+    use reference::Op;
+    use std::collections::BTreeMap;
+    let mut runner = TestRunner::deterministic();
+    let choices = prop::collection::vec(any::<u32>(), 160);
+    let specs = state_ev_specs(50);
+    // Operator name -> (starts, ends, other detections).
+    let mut seen: BTreeMap<&str, (usize, usize, usize)> = BTreeMap::new();
+    for _ in 0..300 {
+        let net = gen_state_net(&choices.new_tree(&mut runner).unwrap().current());
+        let events = state_events(&specs.new_tree(&mut runner).unwrap().current());
+        let Some(found) = reference::Reference::run_found_bounded(&net, &events, 20_000) else {
+            continue;
+        };
+        for (name, dets) in &found {
+            let op = match &net.events[name] {
+                Op::Atomic { .. } => "Atomic",
+                Op::Within { .. } => "Within",
+                Op::Or { .. } => "Or",
+                Op::Seq { .. } => "Seq",
+                Op::And { .. } => "And",
+                Op::P { .. } => "P",
+                Op::Count { .. } => "Count",
+                Op::State { .. } => "State",
+                Op::Inside { margin, .. } if *margin > 0.0 => "Inside with margin",
+                Op::Inside { .. } => "Inside",
+                Op::Stationary { .. } => "Stationary",
+                Op::Silent { .. } => "Silent",
+                Op::Close { .. } => "Close",
+                Op::Lasting { .. } => "Lasting",
+                Op::Combine {
+                    comb: Comb::All, ..
+                } => "AllOf",
+                Op::Combine {
+                    comb: Comb::Any, ..
+                } => "AnyOf",
+                Op::Combine { .. } => "Unless",
+                Op::Starts { .. } => "Starts",
+                Op::Ends { .. } => "Ends",
+                Op::During { holds: true, .. } => "During",
+                Op::During { .. } => "During (holds: false)",
+                _ => "other",
+            };
+            let e = seen.entry(op).or_default();
+            for d in dets {
+                match d.phase {
+                    Some(Phase::Start) => e.0 += 1,
+                    Some(Phase::End) => e.1 += 1,
+                    None => e.2 += 1,
+                }
+            }
+        }
+    }
+    println!("{seen:#?}");
+    for op in [
+        "State",
+        "Inside",
+        "Inside with margin",
+        "Stationary",
+        "Silent",
+        "Close",
+        "Lasting",
+        "AllOf",
+        "AnyOf",
+        "Unless",
+    ] {
+        let (starts, ends, _) = seen.get(op).copied().unwrap_or_default();
+        assert!(starts > 0 && ends > 0, "{op}: {starts} starts, {ends} ends");
+    }
+    for op in [
+        "Starts",
+        "Ends",
+        "During",
+        "During (holds: false)",
+        "Seq",
+        "And",
+        "P",
+        "Count",
+        "Within",
+    ] {
+        let (_, _, n) = seen.get(op).copied().unwrap_or_default();
+        assert!(n > 0, "{op}: no detections");
+    }
+}
