@@ -38,7 +38,6 @@ proptest! {
 
     /// States, the operators reading them and those they read, nested.
     #[test]
-    #[ignore = "states are not built yet"]
     fn states_match_reference(
         choices in prop::collection::vec(any::<u32>(), 160),
         specs in state_ev_specs(50),

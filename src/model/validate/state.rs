@@ -127,13 +127,12 @@ impl<'a> Validator<'a> {
                     self.error(&[name], format!("`{name}`: needs at least one state"));
                     return None;
                 }
+                // A state listed twice is one operand (as in `Or`).
                 let mut names: Vec<&'a String> = Vec::with_capacity(of.len());
                 for n in of {
-                    if names.contains(&n) {
-                        self.error(&[name, n], format!("`{name}`: `{n}` is listed twice"));
-                        return None;
+                    if !names.contains(&n) {
+                        names.push(n);
                     }
-                    names.push(n);
                 }
                 let ids: Vec<Option<NodeId>> =
                     names.iter().map(|n| self.state_operand(name, n)).collect();
