@@ -291,6 +291,19 @@ impl serde::Serialize for Ids<'_> {
     }
 }
 
+/// An attribute value as plain JSON: a number, a string or a boolean.
+struct Plain<'a>(&'a Value);
+
+impl serde::Serialize for Plain<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self.0 {
+            Value::Num(n) => s.serialize_f64(*n),
+            Value::Str(t) => s.serialize_str(t),
+            Value::Bool(b) => s.serialize_bool(*b),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -334,19 +347,6 @@ mod tests {
                 String::from_utf8(split).unwrap(),
                 String::from_utf8(whole).unwrap()
             );
-        }
-    }
-}
-
-/// An attribute value as plain JSON: a number, a string or a boolean.
-struct Plain<'a>(&'a Value);
-
-impl serde::Serialize for Plain<'_> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        match self.0 {
-            Value::Num(n) => s.serialize_f64(*n),
-            Value::Str(t) => s.serialize_str(t),
-            Value::Bool(b) => s.serialize_bool(*b),
         }
     }
 }

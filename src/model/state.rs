@@ -25,14 +25,6 @@ impl StateKey {
             StateKey::Pair(a) => format!("pairs of `{a}`"),
         }
     }
-
-    /// The attribute an occurrence needs to change (or read) the state.
-    pub(crate) fn attr(&self) -> Option<&Attr> {
-        match self {
-            StateKey::Whole => None,
-            StateKey::Attr(a) | StateKey::Pair(a) => Some(a),
-        }
-    }
 }
 
 /// How `AllOf` and `AnyOf` combine their operands.
@@ -106,10 +98,5 @@ impl StateOp {
                 ..
             } => "Unless",
         }
-    }
-
-    /// Do its operands give occurrences (`true`) or states (`false`)?
-    pub(crate) fn reads_occurrences(&self) -> bool {
-        !matches!(self, StateOp::Lasting { .. } | StateOp::Combine { .. })
     }
 }

@@ -46,34 +46,6 @@ pub(crate) fn locate(src: &str, path: &[&str]) -> (usize, usize) {
 }
 
 /// The 1-based line and column (in characters) of byte offset `at`.
-/// The byte offset of each quoted name's first appearance as a map key (`"name":`) in
-/// `src`, found in one pass: the order in which the file writes its entries.
-pub(crate) fn key_offsets(src: &str) -> std::collections::HashMap<&str, usize> {
-    let mut out = std::collections::HashMap::new();
-    let b = src.as_bytes();
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] != b'"' {
-            i += 1;
-            continue;
-        }
-        let start = i;
-        i += 1;
-        while i < b.len() && b[i] != b'"' {
-            i += if b[i] == b'\\' { 2 } else { 1 };
-        }
-        let Some(name) = src.get(start + 1..i.min(src.len())) else {
-            break;
-        };
-        i += 1;
-        let rest = src.get(i..).unwrap_or("").trim_start();
-        if rest.starts_with(':') {
-            out.entry(name).or_insert(start);
-        }
-    }
-    out
-}
-
 pub(crate) fn line_col(src: &str, at: usize) -> (usize, usize) {
     let at = at.min(src.len());
     let before = &src[..at];

@@ -42,11 +42,7 @@ impl Model {
             digest: Sha256::new_with_prefix(src.as_bytes()),
         };
         v.zones();
-        // In the order the file writes them: among events that do not depend on each
-        // other, the first written is detected first within a step.
-        let offsets = spec::key_offsets(src);
-        let mut names: Vec<&String> = spec.events.keys().collect();
-        names.sort_by_key(|n| offsets.get(n.as_str()).copied().unwrap_or(usize::MAX));
+        let names: Vec<&String> = spec.events.keys().collect();
         for name in names {
             v.node(name);
         }

@@ -48,11 +48,6 @@ pub(crate) fn key_value(key: &StateKey, tok: &Token) -> Option<StateKeyVal> {
     }
 }
 
-/// The key value a transition token is for.
-pub(crate) fn transition_key(tok: &Token) -> Option<&StateKeyVal> {
-    tok.transition().map(|t| &t.key)
-}
-
 /// The occurrence of a transition at `at`, caused by `cause`: its location, `ids` and
 /// attributes, and an interval from the cause's start to `at`.
 pub(crate) fn transition(

@@ -1,0 +1,132 @@
+//! The hand-worked cases of the states' semantics (`tests/states/<case>/`: a net,
+//! events, and the detections the rules imply) through ccpn's `Detector`, read and
+//! written as `ccpn-run` reads and writes them. Each output's detections must come in
+//! the expected order with the expected `event`, `phase`, `time`, `ids` and, on ends,
+//! `start`; the order between different outputs of one instant is left free (it
+//! follows the net's topological order, which the cases do not fix).
+
+use std::fs;
+use std::io::BufReader;
+use std::path::Path;
+
+use ccpn::io::write::JsonLines;
+use ccpn::io::EventReader;
+use ccpn::{Detector, Net};
+use serde_json::Value;
+
+/// The fields the cases fix, numbers compared as numbers.
+fn fixed(v: &Value, keys: &[&str]) -> Fields {
+    keys.iter()
+        .filter_map(|k| {
+            let x = v.get(*k)?;
+            let shown = match x {
+                Value::Number(n) => format!("{}", n.as_f64().unwrap()),
+                other => other.to_string(),
+            };
+            Some((k.to_string(), shown))
+        })
+        .collect()
+}
+
+fn run(dir: &Path) -> Vec<Value> {
+    let net = Net::from_file(dir.join("net.ron")).unwrap();
+    let file = fs::File::open(dir.join("events.jsonl")).unwrap();
+    let mut detector = Detector::new(&net);
+    let writer = JsonLines::new(net.space());
+    let mut out = Vec::new();
+    for event in EventReader::new(BufReader::new(file), net.space()) {
+        let event = event.unwrap();
+        for d in detector.push(event).unwrap() {
+            writer.write(&mut out, &d).unwrap();
+        }
+    }
+    for d in detector.finish() {
+        writer.write(&mut out, &d).unwrap();
+    }
+    String::from_utf8(out)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// A detection's fixed fields, as (name, value) pairs.
+type Fields = Vec<(String, String)>;
+
+/// Per output name, its detections' fixed fields in order.
+fn by_output(
+    found: &[Value],
+    mut keys_of: impl FnMut(usize) -> Vec<&'static str>,
+) -> Vec<(String, Vec<Fields>)> {
+    let mut out: Vec<(String, Vec<Fields>)> = Vec::new();
+    for (i, v) in found.iter().enumerate() {
+        let name = v["event"].as_str().unwrap().to_owned();
+        let f = fixed(v, &keys_of(i));
+        match out.iter_mut().find(|(n, _)| *n == name) {
+            Some((_, list)) => list.push(f),
+            None => out.push((name, vec![f])),
+        }
+    }
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    out
+}
+
+#[test]
+fn hand_worked_state_cases() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/states");
+    let mut cases: Vec<_> = fs::read_dir(&root)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_dir())
+        .collect();
+    cases.sort();
+    assert!(cases.len() >= 29, "{} cases", cases.len());
+    let mut failed = Vec::new();
+    for dir in &cases {
+        let expected: Vec<Value> = fs::read_to_string(dir.join("expected.jsonl"))
+            .unwrap()
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        let found = run(dir);
+        // Fields each expected detection gives (`start` only on ends); the found
+        // detection in the same place of its output is compared on the same fields.
+        let keys: Vec<Vec<&str>> = expected
+            .iter()
+            .map(|e| {
+                ["event", "phase", "time", "ids", "start"]
+                    .into_iter()
+                    .filter(|k| e.get(*k).is_some())
+                    .collect()
+            })
+            .collect();
+        let want = by_output(&expected, |i| keys[i].clone());
+        // Match keys by position within each output.
+        let mut positions: Vec<(String, usize)> = Vec::new();
+        let got = by_output(&found, |i| {
+            let name = found[i]["event"].as_str().unwrap().to_owned();
+            let k = positions.iter().filter(|(n, _)| *n == name).count();
+            positions.push((name.clone(), i));
+            expected
+                .iter()
+                .enumerate()
+                .filter(|(_, e)| e["event"].as_str() == Some(&name))
+                .nth(k)
+                .map(|(j, _)| keys[j].clone())
+                .unwrap_or_else(|| vec!["event", "phase", "time", "ids"])
+        });
+        if want != got {
+            failed.push(format!(
+                "{}\n  expected {want:?}\n  found    {got:?}",
+                dir.display()
+            ));
+        }
+    }
+    assert!(
+        failed.is_empty(),
+        "{} case(s) differ:\n{}",
+        failed.len(),
+        failed.join("\n")
+    );
+}
