@@ -5,7 +5,7 @@
 //! The order, lowest first, is the one `docs/architecture.md` draws:
 //!
 //! ```text
-//! event, hint → spatial, filter → count → spec → model → runtime → petri → compile → net → io, partition
+//! event, hint → spatial, filter → count → spec → model → runtime → petri → compile → net → io, partition, bench
 //! ```
 //!
 //! Modules of one layer do not import each other. The command-line tool in
@@ -27,7 +27,7 @@ const LAYERS: &[&[&str]] = &[
     &["petri"],
     &["compile"],
     &["net"],
-    &["io", "partition"],
+    &["io", "partition", "bench"],
 ];
 
 fn rank(module: &str) -> Option<usize> {
