@@ -19,7 +19,7 @@ impl Detector {
     /// The detector's whole state as bytes: every token waiting in the net's places,
     /// the counting indexes, pending ticks, where moving zones are, the counters and
     /// the options. [`Detector::restore`] continues from it exactly: the detections
-    /// (with their [`Detection::seq`]) are those the detector would have returned.
+    /// (with their [`Detection::seq`](crate::Detection::seq)) are those the detector would have returned.
     ///
     /// The bytes start with a format version and the net's fingerprint (a hash of
     /// its text and of the GeoJSON files it reads), and carry a checksum.
