@@ -95,4 +95,7 @@ pub(super) enum Test {
     X(f64),
     /// The location's second coordinate (`y` or `lat`).
     Y(f64),
+    /// `angle_diff(a, b)`: the angle in degrees, 0 to 180, between the bearings held by
+    /// numeric attributes `a` and `b`, against a number.
+    AngleDiff(Arc<str>, Arc<str>, f64),
 }

@@ -79,7 +79,7 @@ pub(super) fn comparison(
 }
 
 /// The shared name of attribute `n`, recorded in `fields` on first use.
-fn attr_name(fields: &mut Vec<Arc<str>>, n: &str) -> Arc<str> {
+pub(super) fn attr_name(fields: &mut Vec<Arc<str>>, n: &str) -> Arc<str> {
     if let Some(f) = fields.iter().find(|f| &***f == n) {
         return f.clone();
     }

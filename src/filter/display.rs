@@ -54,6 +54,7 @@ impl Comparison {
             Test::Type(v) => write!(f, "(type {op} {})", Quoted(v)),
             Test::X(v) => write!(f, "({xn} {op} {})", Num(*v)),
             Test::Y(v) => write!(f, "({yn} {op} {})", Num(*v)),
+            Test::AngleDiff(a, b, v) => write!(f, "(angle_diff({a}, {b}) {op} {})", Num(*v)),
         }
     }
 }

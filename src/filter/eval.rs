@@ -76,8 +76,19 @@ impl Comparison {
             Test::Type(v) => op.str(&e.kind, v),
             Test::X(v) => matches!(e.location, Some(p) if op.num(p.x, *v)),
             Test::Y(v) => matches!(e.location, Some(p) if op.num(p.y, *v)),
+            Test::AngleDiff(a, b, v) => match (attr(e, a), attr(e, b)) {
+                (Some(Value::Num(a)), Some(Value::Num(b))) => op.num(angle_diff(*a, *b), *v),
+                _ => false,
+            },
         }
     }
+}
+
+/// The angle in degrees, 0 to 180, between bearings `a` and `b` in degrees (any
+/// range: -60 and 300 are the same bearing).
+pub(super) fn angle_diff(a: f64, b: f64) -> f64 {
+    let d = (a - b).rem_euclid(360.0);
+    d.min(360.0 - d)
 }
 
 /// The value of attribute `name` of `e`, like [`Event::attr`] but quicker for the

@@ -20,6 +20,8 @@ pub(super) enum LexemeKind {
     LParen,
     /// `)`
     RParen,
+    /// `,`, between a function's arguments.
+    Comma,
     /// `!`
     Not,
     /// `&&`
@@ -72,6 +74,7 @@ fn punct(i: &mut &str) -> Lx<LexemeKind> {
             literal("!").value(LexemeKind::Not),
             literal("(").value(LexemeKind::LParen),
             literal(")").value(LexemeKind::RParen),
+            literal(",").value(LexemeKind::Comma),
         )),
     ))
     .parse_next(i)

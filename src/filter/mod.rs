@@ -1,7 +1,8 @@
 //! `when:` filter expressions of `Atomic` events: parsing, compilation and evaluation.
 //!
 //! A `when` expression compares event fields with literals (`speed > 10`,
-//! `"ferry" == type`, `iff == false`), combined with `&&`, `||`, `!` and parentheses.
+//! `"ferry" == type`, `iff == false`), combined with `&&`, `||`, `!` and parentheses;
+//! one function, `angle_diff(a, b) > 40`, compares two attributes holding bearings.
 //! `!` binds tightest, then the comparisons, then `&&`, then `||`; `&&` and `||` are
 //! left-associative. A bare field `iff` means `iff == true`.
 //!

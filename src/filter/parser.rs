@@ -21,8 +21,8 @@ use winnow::error::ParserError;
 use winnow::stream::{Stateful, Stream as _, TokenSlice};
 use winnow::Parser as _;
 
-use super::ast::{CmpOp, Expr};
-use super::compare::{comparison, Side};
+use super::ast::{CmpOp, Comparison, Expr, Test};
+use super::compare::{attr_name, comparison, Side};
 use super::lexer::{Lexeme, LexemeKind};
 use super::{FilterError, MAX_DEPTH};
 use crate::event::Space;
@@ -259,6 +259,7 @@ fn primary(i: &mut Input<'_>) -> PResult<Expr> {
             LexemeKind::Ident | LexemeKind::Num { .. } | LexemeKind::Str(_) | LexemeKind::Bool(_),
         ) => return comparison_or_field(i),
         Some(LexemeKind::RParen) => "unexpected `)`".to_owned(),
+        Some(LexemeKind::Comma) => "unexpected `,`".to_owned(),
         Some(LexemeKind::Cmp(op)) => {
             format!("expected a field or a literal before `{}`", op.as_str())
         }
@@ -301,6 +302,9 @@ fn group(i: &mut Input<'_>, depth: usize) -> PResult<Expr> {
 /// identifier or a literal.
 fn comparison_or_field(i: &mut Input<'_>) -> PResult<Expr> {
     let a = side(i);
+    if a.kind == LexemeKind::Ident && peek(i) == Some(&LexemeKind::LParen) {
+        return function_comparison(i, &a);
+    }
     let Some(LexemeKind::Cmp(op)) = peek(i).cloned() else {
         if a.kind == LexemeKind::Ident {
             let e = bare_field(i, &a)?;
@@ -335,6 +339,15 @@ fn comparison_or_field(i: &mut Input<'_>) -> PResult<Expr> {
         return Err(err_here(i, msg).into());
     }
     let b = side(i);
+    if b.kind == LexemeKind::Ident && peek(i) == Some(&LexemeKind::LParen) {
+        let msg = format!(
+            "write the function first: `{}(…) {} {}`",
+            b.text,
+            op.flip().as_str(),
+            a.text
+        );
+        return Err(FilterError::new(b.start, msg).into());
+    }
     if op.is_ordering()
         && [&a.kind, &b.kind]
             .iter()
@@ -367,6 +380,84 @@ fn comparison_or_field(i: &mut Input<'_>) -> PResult<Expr> {
         return Err(err_here(i, msg).into());
     }
     Ok(e)
+}
+
+/// `angle_diff(a, b) op number`, the next lexeme being the `(` after the function's
+/// name: the angle between the bearings in attributes `a` and `b`, against a number.
+fn function_comparison(i: &mut Input<'_>, name: &Side<'_>) -> PResult<Expr> {
+    if name.text != "angle_diff" {
+        let msg = format!(
+            "unknown function `{}`; the one function is `angle_diff(a, b)`, the angle \
+             between the bearings in attributes `a` and `b`",
+            name.text
+        );
+        return Err(FilterError::new(name.start, msg).into());
+    }
+    i.next_token();
+    let a = argument(i, "(")?;
+    if peek(i) != Some(&LexemeKind::Comma) {
+        let msg = format!("expected `,` after `{}`, found {}", a.text, found_here(i));
+        return Err(err_here(i, msg).into());
+    }
+    i.next_token();
+    let b = argument(i, ",")?;
+    if peek(i) != Some(&LexemeKind::RParen) {
+        let msg = format!(
+            "expected `)` after `{}`: `angle_diff` takes two attributes, found {}",
+            b.text,
+            found_here(i)
+        );
+        return Err(err_here(i, msg).into());
+    }
+    i.next_token();
+    let Some(LexemeKind::Cmp(op)) = peek(i).cloned() else {
+        let msg = "expected a comparison operator after `angle_diff(…)`, as in \
+                   `angle_diff(a, b) > 40`";
+        return Err(err_here(i, msg).into());
+    };
+    i.next_token();
+    let Some(&LexemeKind::Num { value, .. }) = peek(i) else {
+        let found = found_here(i);
+        let msg = format!(
+            "`angle_diff(…)` is a number of degrees: expected a number after `{}`, found {found}",
+            op.as_str()
+        );
+        return Err(err_here(i, msg).into());
+    };
+    i.next_token();
+    if let Some(LexemeKind::Cmp(op2)) = peek(i) {
+        let msg = format!(
+            "unexpected `{}`: comparisons cannot be chained; join them with `&&`",
+            op2.as_str()
+        );
+        return Err(err_here(i, msg).into());
+    }
+    let fields = &mut i.state.fields;
+    let (a, b) = (attr_name(fields, a.text), attr_name(fields, b.text));
+    Ok(Expr::Cmp(Comparison {
+        op,
+        test: Test::AngleDiff(a, b, value),
+    }))
+}
+
+/// An attribute named as a function's argument, after `prev`.
+fn argument<'s>(i: &mut Input<'s>, prev: &str) -> PResult<Side<'s>> {
+    if peek(i) != Some(&LexemeKind::Ident) {
+        let found = found_here(i);
+        let msg = format!("expected an attribute after `{prev}`, found {found}");
+        return Err(err_here(i, msg).into());
+    }
+    let arg = side(i);
+    let (xn, yn) = i.state.space.axis_names();
+    if ["id", "time", "type", xn, yn].contains(&arg.text) {
+        let msg = format!(
+            "`{}` is not an attribute: `angle_diff` reads two numeric attributes holding \
+             bearings in degrees",
+            arg.text
+        );
+        return Err(FilterError::new(arg.start, msg).into());
+    }
+    Ok(arg)
 }
 
 /// A bare field `f`, meaning `f == true`.

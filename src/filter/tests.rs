@@ -880,3 +880,95 @@ proptest! {
         }
     }
 }
+
+fn bearings(a: f64, b: f64) -> Event {
+    let mut e = ev();
+    e.attrs = vec![
+        ("COG".into(), Value::Num(a)),
+        ("Heading".into(), Value::Num(b)),
+    ];
+    e
+}
+
+#[test]
+fn angle_diff_is_the_smaller_angle_between_bearings() {
+    let d = "angle_diff(COG, Heading) > 40";
+    // 350° and 20° are 30° apart across north, not 330°.
+    assert!(!m(d, &bearings(350.0, 20.0)));
+    assert!(m(d, &bearings(350.0, 31.0)));
+    // MarineCadastre writes some courses as negative: -60 is 300.
+    assert!(!m(d, &bearings(-60.0, 290.0)));
+    assert!(m(d, &bearings(-146.0, 60.0)));
+    // Exactly 40 is not more than 40; opposite bearings are 180 apart.
+    assert!(!m(d, &bearings(100.0, 60.0)));
+    assert!(m("angle_diff(COG, Heading) == 180", &bearings(90.0, 270.0)));
+    // A missing or non-numeric bearing makes the comparison false.
+    let mut e = ev();
+    e.attrs = vec![("COG".into(), Value::Num(10.0))];
+    assert!(!m(d, &e));
+    assert!(m(&format!("!({d})"), &e));
+    e.attrs.push(("Heading".into(), Value::Str("n/a".into())));
+    assert!(!m(d, &e));
+    assert_eq!(shown(d), "(angle_diff(COG, Heading) > 40)");
+    assert_eq!(shown(&shown(d)), shown(d));
+    let f = compile("SOG > 2.7 && angle_diff(COG, Heading) > 40");
+    assert_eq!(f.fields().collect::<Vec<_>>(), ["SOG", "COG", "Heading"]);
+}
+
+#[test]
+fn angle_diff_errors() {
+    let cases = [
+        ("speed(a, b) > 1", 0, "unknown function `speed`"),
+        (
+            "angle_diff(a b) > 1",
+            13,
+            "expected `,` after `a`, found `b`",
+        ),
+        (
+            "angle_diff(a, 1) > 1",
+            14,
+            "expected an attribute after `,`, found `1`",
+        ),
+        ("angle_diff(a, b, c) > 1", 15, "expected `)` after `b`"),
+        (
+            "angle_diff(a, b)",
+            16,
+            "expected a comparison operator after `angle_diff(…)`",
+        ),
+        (
+            "angle_diff(a, b) > \"x\"",
+            19,
+            "expected a number after `>`, found `\"x\"`",
+        ),
+        ("angle_diff(time, b) > 1", 11, "`time` is not an attribute"),
+        (
+            "40 < angle_diff(a, b)",
+            5,
+            "write the function first: `angle_diff(…) > 40`",
+        ),
+        (
+            "angle_diff(a, b) > 1 > 2",
+            21,
+            "comparisons cannot be chained",
+        ),
+        ("a, b", 1, "expected `&&` or `||` before `,`"),
+    ];
+    for (src, at, msg) in cases {
+        let (offset, message) = err(src, Space::Planar);
+        assert!(message.contains(msg), "{src:?}: {message:?} lacks {msg:?}");
+        assert_eq!(offset, at, "{src:?}: {message}");
+    }
+}
+
+proptest! {
+    #[test]
+    fn angle_diff_matches_the_shortest_turn(a in -720.0f64..720.0, b in -720.0f64..720.0) {
+        // The shortest turn from b to a, searched over whole turns.
+        let brute = (-4..=4)
+            .map(|k| (a - b + 360.0 * f64::from(k)).abs())
+            .fold(f64::INFINITY, f64::min);
+        let d = super::eval::angle_diff(a, b);
+        prop_assert!((0.0..=180.0).contains(&d));
+        prop_assert!((d - brute).abs() < 1e-9, "{a} {b}: {d} vs {brute}");
+    }
+}
