@@ -1,5 +1,7 @@
 //! Parsing a net file into a [`NetSpec`], and finding where things are in its text.
 
+use std::collections::HashMap;
+
 use super::NetSpec;
 use super::Problem;
 
@@ -16,42 +18,110 @@ pub(crate) fn parse(file: &str, src: &str) -> Result<NetSpec, Problem> {
         })
 }
 
-/// The 1-based line and column of a path of quoted names in `src`: the first
-/// `"a"` that is followed by `:` (an entry's key), then the first `"b"` after it, and so
-/// on. Used to point semantic errors (unknown names, bad values) at the text that
-/// causes them. Falls back to the last position found.
-pub(crate) fn locate(src: &str, path: &[&str]) -> (usize, usize) {
-    let mut at = 0;
-    for (i, name) in path.iter().enumerate() {
-        let needle = format!("{name:?}");
-        let mut from = at;
-        let found = loop {
-            let Some(rel) = src[from..].find(&needle) else {
-                break None;
-            };
-            let pos = from + rel;
-            let after = src[pos + needle.len()..].trim_start();
-            // The first element of a path is an entry key: it must be followed by `:`.
-            if i > 0 || after.starts_with(':') {
-                break Some(pos);
-            }
-            from = pos + needle.len();
-        };
-        match found {
-            Some(pos) => at = pos,
-            None => break,
-        }
-    }
-    line_col(src, at)
+/// Where things are in a net's text: positions of entry keys and of lines, indexed
+/// once so that pointing thousands of problems at the text costs little each.
+#[derive(Debug)]
+pub(crate) struct SourceMap<'s> {
+    src: &'s str,
+    /// Byte offset of the start of each line.
+    lines: Vec<usize>,
+    /// The first position of each quoted text followed by `:` (an entry key), built on
+    /// first use, for names written without escapes.
+    keys: std::sync::OnceLock<HashMap<&'s str, usize>>,
 }
 
-/// The 1-based line and column (in characters) of byte offset `at`.
-pub(crate) fn line_col(src: &str, at: usize) -> (usize, usize) {
-    let at = at.min(src.len());
-    let before = &src[..at];
-    let line = before.matches('\n').count() + 1;
-    let line_start = before.rfind('\n').map_or(0, |p| p + 1);
-    (line, before[line_start..].chars().count() + 1)
+impl<'s> SourceMap<'s> {
+    /// Indexes the lines of `src`.
+    pub(crate) fn new(src: &'s str) -> SourceMap<'s> {
+        let lines = std::iter::once(0)
+            .chain(src.match_indices('\n').map(|(i, _)| i + 1))
+            .collect();
+        SourceMap {
+            src,
+            lines,
+            keys: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// The text.
+    pub(crate) fn src(&self) -> &'s str {
+        self.src
+    }
+
+    /// The 1-based line and column of a path of quoted names: the first `"a"` that is
+    /// followed by `:` (an entry's key), then the first `"b"` after it, and so on. Used
+    /// to point semantic errors (unknown names, bad values) at the text that causes
+    /// them. Falls back to the last position found.
+    pub(crate) fn locate(&self, path: &[&str]) -> (usize, usize) {
+        self.line_col(self.offset(path))
+    }
+
+    /// The byte offset [`SourceMap::locate`] points at.
+    pub(crate) fn offset(&self, path: &[&str]) -> usize {
+        let mut at = 0;
+        for (i, name) in path.iter().enumerate() {
+            let found = if i == 0 {
+                self.key(name)
+            } else {
+                self.src[at..]
+                    .find(&format!("{name:?}"))
+                    .map(|rel| at + rel)
+            };
+            match found {
+                Some(pos) => at = pos,
+                None => break,
+            }
+        }
+        at
+    }
+
+    /// Where `"name"` first stands as an entry key.
+    fn key(&self, name: &str) -> Option<usize> {
+        if format!("{name:?}").len() != name.len() + 2 {
+            // Written with escapes: not in the index.
+            return key_scan(self.src, name);
+        }
+        let keys = self.keys.get_or_init(|| key_index(self.src));
+        keys.get(name).copied()
+    }
+
+    /// The 1-based line and column (in characters) of byte offset `at`.
+    pub(crate) fn line_col(&self, at: usize) -> (usize, usize) {
+        let at = at.min(self.src.len());
+        let line = self.lines.partition_point(|&start| start <= at);
+        let start = self.lines[line - 1];
+        (line, self.src[start..at].chars().count() + 1)
+    }
+}
+
+/// Every quoted text without `\\` that is followed by `:`, at its first position.
+/// Quoted texts are taken between any two consecutive `"`, so that a key is found
+/// wherever a plain search for it would find it (comments and strings included).
+fn key_index(src: &str) -> HashMap<&str, usize> {
+    let mut keys = HashMap::new();
+    let quotes: Vec<usize> = src.match_indices('"').map(|(i, _)| i).collect();
+    for pair in quotes.windows(2) {
+        let (open, close) = (pair[0], pair[1]);
+        let text = &src[open + 1..close];
+        if text.contains('\\') || !src[close + 1..].trim_start().starts_with(':') {
+            continue;
+        }
+        keys.entry(text).or_insert(open);
+    }
+    keys
+}
+
+/// Where `"name"` first stands as an entry key, by searching the text.
+fn key_scan(src: &str, name: &str) -> Option<usize> {
+    let needle = format!("{name:?}");
+    let mut from = 0;
+    loop {
+        let pos = from + src[from..].find(&needle)?;
+        if src[pos + needle.len()..].trim_start().starts_with(':') {
+            return Some(pos);
+        }
+        from = pos + needle.len();
+    }
 }
 
 #[cfg(test)]
@@ -61,9 +131,53 @@ mod tests {
     #[test]
     fn locate_finds_entry_key_then_name_inside_it() {
         let src = "events: {\n  \"b\": Or(of: [\"a\"]),\n  \"a\": Atomic(type: \"a\"),\n  \"c\": Seq(of: [\"a\", \"zz\"]),\n}";
-        assert_eq!(locate(src, &["a"]), (3, 3));
-        assert_eq!(locate(src, &["c", "zz"]), (4, 22));
-        assert_eq!(locate(src, &["b"]), (2, 3));
+        let map = SourceMap::new(src);
+        assert_eq!(map.locate(&["a"]), (3, 3));
+        assert_eq!(map.locate(&["c", "zz"]), (4, 22));
+        assert_eq!(map.locate(&["b"]), (2, 3));
+        assert_eq!(map.locate(&["nope"]), (1, 1));
+        assert_eq!(map.line_col(src.len()), (5, 2));
+    }
+
+    /// What `SourceMap::locate` finds, by a search from the start of the text for
+    /// each problem (occurrences of a key that share a quote, as in `"a"a"`, all
+    /// count).
+    fn locate_by_search(src: &str, path: &[&str]) -> (usize, usize) {
+        let mut at = 0;
+        for (i, name) in path.iter().enumerate() {
+            let needle = format!("{name:?}");
+            let mut from = at;
+            let found = loop {
+                let Some(rel) = src[from..].find(&needle) else {
+                    break None;
+                };
+                let pos = from + rel;
+                let after = src[pos + needle.len()..].trim_start();
+                if i > 0 || after.starts_with(':') {
+                    break Some(pos);
+                }
+                from = pos + 1;
+            };
+            match found {
+                Some(pos) => at = pos,
+                None => break,
+            }
+        }
+        let before = &src[..at];
+        let line = before.matches('\n').count() + 1;
+        let line_start = before.rfind('\n').map_or(0, |p| p + 1);
+        (line, before[line_start..].chars().count() + 1)
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn locate_finds_what_a_search_finds(
+            src in "[ab\":\n é\\\\]{0,60}",
+            path in proptest::collection::vec("[ab\"é\\\\]{0,2}", 1..3),
+        ) {
+            let path: Vec<&str> = path.iter().map(String::as_str).collect();
+            proptest::prop_assert_eq!(SourceMap::new(&src).locate(&path), locate_by_search(&src, &path));
+        }
     }
 
     #[test]

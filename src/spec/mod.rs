@@ -6,7 +6,7 @@
 mod load;
 mod problem;
 
-pub(crate) use load::{line_col, locate, parse};
+pub(crate) use load::{parse, SourceMap};
 pub use problem::Problem;
 
 use std::collections::BTreeMap;

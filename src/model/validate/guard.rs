@@ -17,7 +17,7 @@ impl<'a> Validator<'a> {
                     Some(w) => match Filter::compile(w, self.spec.space) {
                         Ok(f) => Some(f),
                         Err(e) => {
-                            let (line, col) = locate_when(self.src, name, w, e.offset);
+                            let (line, col) = locate_when(&self.source, name, w, e.offset);
                             self.problems.push(Problem {
                                 file: self.file.to_owned(),
                                 line,

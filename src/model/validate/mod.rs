@@ -17,7 +17,7 @@ use std::sync::Arc;
 use super::duration::micros;
 use super::{Attr, Context, Model, NetError, Node, NodeId, Op, PairOpts, Problem};
 use crate::spatial::Zone;
-use crate::spec::{self, ContextSpec, DurationSpec, NetSpec, OpSpec, ZoneSpec};
+use crate::spec::{self, ContextSpec, DurationSpec, NetSpec, OpSpec, SourceMap, ZoneSpec};
 
 /// Largest `m`, `k` or operand count an operator may have.
 pub(crate) const MAX_ARITY: usize = 1024;
@@ -28,7 +28,7 @@ impl Model {
         let spec = spec::parse(file, src).map_err(|p| NetError::Invalid { problems: vec![p] })?;
         let mut v = Validator {
             file,
-            src,
+            source: SourceMap::new(src),
             spec: &spec,
             problems: Vec::new(),
             warnings: Vec::new(),
@@ -79,7 +79,8 @@ impl Model {
 
 struct Validator<'a> {
     file: &'a str,
-    src: &'a str,
+    /// The net's text, indexed to point problems at it.
+    source: SourceMap<'a>,
     spec: &'a NetSpec,
     problems: Vec<Problem>,
     warnings: Vec<Problem>,
@@ -99,7 +100,7 @@ struct Validator<'a> {
 
 impl<'a> Validator<'a> {
     fn problem_at(&self, path: &[&str], message: String) -> Problem {
-        let (line, col) = spec::locate(self.src, path);
+        let (line, col) = self.source.locate(path);
         Problem {
             file: self.file.to_owned(),
             line,
@@ -121,7 +122,7 @@ impl<'a> Validator<'a> {
     /// Builds the zones (see `model/zones.rs`), in name order.
     fn zones(&mut self) {
         let (zones, problems) =
-            super::zones::build(self.file, self.src, self.spec, &mut self.digest);
+            super::zones::build(self.file, &self.source, self.spec, &mut self.digest);
         for (name, zone) in zones {
             self.zone_ids.insert(name, self.zones.len());
             self.zones.push(zone);
@@ -205,7 +206,7 @@ impl<'a> Validator<'a> {
                 Some(Some(id)) => out.push((Arc::from(name.as_str()), *id)),
                 Some(None) => {}
                 None => {
-                    let (line, col) = locate_output(self.src, name);
+                    let (line, col) = locate_output(&self.source, name);
                     self.problems.push(Problem {
                         file: self.file.to_owned(),
                         line,
@@ -441,28 +442,29 @@ impl<'a> Validator<'a> {
 }
 
 /// Position of an output name inside the `outputs` list.
-fn locate_output(src: &str, name: &str) -> (usize, usize) {
+fn locate_output(source: &SourceMap<'_>, name: &str) -> (usize, usize) {
+    let src = source.src();
     let from = src.find("outputs").unwrap_or(0);
     let needle = format!("{name:?}");
     let at = src[from..].find(&needle).map_or(from, |p| from + p);
-    spec::line_col(src, at)
+    source.line_col(at)
 }
 
 /// Position of byte `offset` of a `when` expression of event `name`.
-pub(super) fn locate_when(src: &str, name: &str, when: &str, offset: usize) -> (usize, usize) {
-    let (line, col) = spec::locate(src, &[name]);
+pub(super) fn locate_when(
+    source: &SourceMap<'_>,
+    name: &str,
+    when: &str,
+    offset: usize,
+) -> (usize, usize) {
     // Find the expression's string literal after the entry's key.
-    let start = line_start(src, line) + col - 1;
+    let start = source.offset(&[name]);
     let lit = format!("{when:?}");
-    match src.get(start..).and_then(|s| s.find(&lit)) {
+    match source.src().get(start..).and_then(|s| s.find(&lit)) {
         Some(p) => {
-            let (l, c) = spec::line_col(src, start + p);
+            let (l, c) = source.line_col(start + p);
             (l, c + 1 + when[..offset.min(when.len())].chars().count())
         }
-        None => (line, col),
+        None => source.line_col(start),
     }
-}
-
-fn line_start(src: &str, line: usize) -> usize {
-    src.split_inclusive('\n').take(line - 1).map(str::len).sum()
 }

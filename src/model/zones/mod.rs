@@ -78,7 +78,7 @@ mod files;
 use super::Problem;
 use crate::event::{Point, Space};
 use crate::spatial::{Shape, Zone, MAX_SEGMENT_M};
-use crate::spec::{self, NetSpec, PolygonSpec, Xy, ZoneSpec};
+use crate::spec::{NetSpec, PolygonSpec, SourceMap, Xy, ZoneSpec};
 
 /// The largest number of vertices a zone may have, all rings and parts together.
 pub(crate) const MAX_VERTICES: usize = 1_000_000;
@@ -87,10 +87,10 @@ pub(crate) const MAX_VERTICES: usize = 1_000_000;
 pub(crate) const MAX_GEOJSON_BYTES: u64 = 256 << 20;
 
 /// Builds the zones of `spec`, in name order. Zones that cannot be built are left out
-/// and reported, each at its entry in `src` (the text of the net file `file`).
+/// and reported, each at its entry in `source` (the text of the net file `file`).
 pub(super) fn build<'a>(
     file: &str,
-    src: &str,
+    source: &SourceMap<'_>,
     spec: &'a NetSpec,
     digest: &mut Sha256,
 ) -> (Vec<(&'a str, Zone)>, Vec<Problem>) {
@@ -115,7 +115,7 @@ pub(super) fn build<'a>(
                 },
             )),
             Err(msg) => {
-                let (line, col) = spec::locate(src, &[name]);
+                let (line, col) = source.locate(&[name]);
                 problems.push(Problem {
                     file: file.to_owned(),
                     line,

@@ -1,7 +1,9 @@
 //! The detector's loop, on the main thread: events in from the reader, detections
 //! out to the writer, a checkpoint when the reader marks one.
 
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 use crossbeam_channel::{Receiver, Sender};
 
@@ -17,13 +19,25 @@ pub(super) struct Tally {
     pub(super) per_output: Vec<u64>,
     /// Events the detector refused as late.
     pub(super) late: u64,
+    /// Each output's place in `per_output`, filled as detections come.
+    pub(super) index: HashMap<Arc<str>, usize>,
 }
 
 impl Tally {
     /// Counts `batch` under its outputs.
     fn count(&mut self, outputs: &[String], batch: &[Detection]) {
         for d in batch {
-            if let Some(i) = outputs.iter().position(|o| **o == *d.event) {
+            let i = match self.index.get(&d.event) {
+                Some(&i) => Some(i),
+                None => {
+                    let i = outputs.iter().position(|o| **o == *d.event);
+                    if let Some(i) = i {
+                        self.index.insert(d.event.clone(), i);
+                    }
+                    i
+                }
+            };
+            if let Some(i) = i {
                 self.per_output[i] += 1;
             }
         }

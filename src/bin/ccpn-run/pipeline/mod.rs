@@ -12,6 +12,7 @@ mod reader;
 mod report;
 mod writer;
 
+use std::collections::HashMap;
 use std::fs::File;
 use std::io::{self, BufWriter};
 use std::process::ExitCode;
@@ -138,6 +139,7 @@ fn start_or_resume(
                 let tally = Tally {
                     per_output: c.per_output,
                     late: c.late_in_detector,
+                    index: HashMap::new(),
                 };
                 Ok((d, tally, Some(c.position)))
             }
@@ -149,6 +151,7 @@ fn start_or_resume(
             Tally {
                 per_output: vec![0; outputs.len()],
                 late: 0,
+                index: HashMap::new(),
             },
             None,
         )),
