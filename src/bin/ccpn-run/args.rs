@@ -4,6 +4,8 @@ use std::path::PathBuf;
 
 use clap::{Parser, ValueEnum};
 
+use ccpn::io::read::{FieldMap, FieldMapError, TimeUnit};
+
 /// Detects composite spatio-temporal events: reads events (JSON Lines or CSV) and
 /// writes one JSON line per detection of the net's outputs.
 #[derive(Debug, Parser)]
@@ -120,12 +122,45 @@ pub(crate) struct Args {
     #[arg(long, value_name = "D", value_parser = ccpn::parse_duration)]
     pub(crate) heartbeat: Option<i64>,
 
+    /// Read event field NAME (id, time, type, lon/lat or x/y, or an attribute) from
+    /// the input's field SOURCE; repeatable: `--field time=BaseDateTime --field
+    /// id=MMSI`. A source mapped twice gives both fields.
+    #[arg(long = "field", value_name = "NAME=SOURCE", value_parser = field_pair)]
+    pub(crate) fields: Vec<(String, String)>,
+
+    /// Unit of numeric times (and numbers in strings): s, ms, us or ns.
+    #[arg(long, value_name = "UNIT", default_value = "s", value_parser = |s: &str| s.parse::<TimeUnit>())]
+    pub(crate) time_unit: TimeUnit,
+
+    /// Type of the events that have no `type` field (default `event`).
+    #[arg(long, value_name = "TYPE")]
+    pub(crate) default_type: Option<String>,
+
     /// Longest accepted input line, in bytes.
     #[arg(long, value_name = "BYTES", default_value_t = ccpn::io::read::DEFAULT_MAX_LINE_BYTES)]
     pub(crate) max_line_bytes: usize,
 }
 
+/// `NAME=SOURCE`, checked.
+fn field_pair(s: &str) -> Result<(String, String), FieldMapError> {
+    let map = FieldMap::new().parse_field(s)?;
+    let (name, source) = map.pairs().next().expect("one pair");
+    Ok((name.to_owned(), source.to_owned()))
+}
+
 impl Args {
+    /// `--field`, `--time-unit` and `--default-type` as a field map.
+    pub(crate) fn field_map(&self) -> Result<FieldMap, FieldMapError> {
+        let mut map = FieldMap::new().time_unit(self.time_unit);
+        for (name, source) in &self.fields {
+            map = map.field(name, source)?;
+        }
+        match &self.default_type {
+            Some(kind) => map.default_type(kind),
+            None => Ok(map),
+        }
+    }
+
     /// `--heartbeat`, as a duration (at least a millisecond).
     pub(crate) fn heartbeat(&self) -> Option<std::time::Duration> {
         self.heartbeat

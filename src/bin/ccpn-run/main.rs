@@ -13,7 +13,7 @@ mod pipeline;
 use std::io::Write;
 use std::process::ExitCode;
 
-use clap::Parser;
+use clap::{CommandFactory, Parser};
 
 use ccpn::{Net, NetError};
 
@@ -26,6 +26,14 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 fn main() -> ExitCode {
     report_defects();
     let args = Args::parse();
+    if let Err(e) = args.field_map() {
+        Args::command()
+            .error(
+                clap::error::ErrorKind::ValueValidation,
+                format!("--field: {e}"),
+            )
+            .exit();
+    }
     if args.checkpoint.is_some() && args.output == args::OutputArg::Geojson {
         eprintln!("ccpn-run: --checkpoint needs JSON Lines output: a resumed run cannot continue a GeoJSON document");
         return ExitCode::from(2);

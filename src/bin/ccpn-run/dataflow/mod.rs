@@ -96,14 +96,8 @@ pub(crate) fn run(args: &Args, net: Net) -> io::Result<ExitCode> {
     let (reader, events) = if reads {
         let (tx, rx) = bounded::<ToDetector>(64);
         let cfg = ReaderConfig {
-            names: net.names_read().into_iter().map(str::to_owned).collect(),
-            format: args.format,
-            space: net.space(),
-            max_delay: args.max_delay,
-            strict: args.strict,
-            max_line_bytes: args.max_line_bytes,
             checkpoint_every: 0,
-            heartbeat: args.heartbeat(),
+            ..ReaderConfig::new(args, &net)
         };
         let input = open_input(args)?;
         let late_file = match &args.late {

@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use crossbeam_channel::{bounded, RecvTimeoutError, Sender};
 
-use ccpn::io::read::{BadLine, EventLine, EventReader, Format, LineError, Lines, Record};
+use ccpn::io::read::{BadLine, EventLine, EventReader, FieldMap, Format, LineError, Lines, Record};
 use ccpn::io::reorder::Reorder;
 use ccpn::{Event, Net, Space, Timestamp};
 
@@ -57,12 +57,16 @@ pub(crate) struct ReaderConfig {
     pub(crate) checkpoint_every: u64,
     /// Move event time on when the input is quiet this long (`--heartbeat`).
     pub(crate) heartbeat: Option<Duration>,
+    /// `--field`, `--time-unit`, `--default-type`.
+    pub(crate) fields: FieldMap,
 }
 
 impl ReaderConfig {
-    /// The reader's part of the command line, for a run of `net`.
+    /// The reader's part of the command line (its field map checked already), for a
+    /// run of `net`.
     pub(crate) fn new(args: &Args, net: &Net) -> ReaderConfig {
         ReaderConfig {
+            fields: args.field_map().unwrap_or_default(),
             names: net.names_read().into_iter().map(str::to_owned).collect(),
             format: args.format,
             space: net.space(),
@@ -82,7 +86,8 @@ impl ReaderConfig {
     fn event_reader<R: io::BufRead>(&self, input: R) -> EventReader<R> {
         let reader = EventReader::new(input, self.space)
             .with_max_line_bytes(self.max_line_bytes)
-            .with_known_names(self.names.iter().map(String::as_str));
+            .with_fields(self.fields.clone())
+            .with_read_names(self.names.iter().map(String::as_str));
         match self.format {
             FormatArg::Auto => reader,
             FormatArg::Jsonl => reader.with_format(Format::JsonLines),
