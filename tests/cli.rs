@@ -365,17 +365,8 @@ fn warnings_and_bad_line_reports_interleave_without_deadlock() {
 fn closed_stdout_ends_quietly() {
     let harbour = root().join("nets/harbour.ron");
     let events = root().join("examples/harbour.jsonl");
-    let mut child = bin()
-        .args([harbour.to_str().unwrap(), events.to_str().unwrap()])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn");
-    let mut stdout = child.stdout.take().expect("stdout");
-    let mut first = [0u8; 16];
-    stdout.read_exact(&mut first).expect("some output");
-    drop(stdout);
-    let out = child.wait_with_output().expect("wait");
+    let out =
+        close_after_first_bytes(bin().args([harbour.to_str().unwrap(), events.to_str().unwrap()]));
     assert_eq!(out.status.code(), Some(0));
     let err = text(&out.stderr);
     assert!(

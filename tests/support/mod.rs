@@ -81,3 +81,19 @@ pub(crate) fn unique() -> u64 {
     static N: AtomicU64 = AtomicU64::new(0);
     N.fetch_add(1, Ordering::Relaxed)
 }
+
+/// Runs `cmd`, reads the first bytes it writes on stdout and closes stdout, as
+/// `| head -c 16` does; what it did then.
+pub(crate) fn close_after_first_bytes(cmd: &mut Command) -> Output {
+    use std::io::Read;
+    let mut child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let mut stdout = child.stdout.take().expect("stdout");
+    let mut first = [0u8; 16];
+    stdout.read_exact(&mut first).expect("some output");
+    drop(stdout);
+    child.wait_with_output().expect("wait")
+}

@@ -9,12 +9,8 @@ use ccpn::io::read::{FieldMap, FieldMapError, TimeUnit};
 /// Detects composite spatio-temporal events: reads events (JSON Lines or CSV) and
 /// writes one JSON line per detection of the net's outputs.
 #[derive(Debug, Parser)]
-#[command(name = "ccpn-run", version, about, disable_help_flag = true)]
+#[command(name = "ccpn-run", version, about, max_term_width = 100)]
 pub(crate) struct Args {
-    /// Print help (`-h` is the cluster's host file, as in Timely Dataflow).
-    #[arg(long, action = clap::ArgAction::Help)]
-    pub(crate) help: Option<bool>,
-
     /// The net (a RON file).
     pub(crate) net: PathBuf,
 
@@ -91,12 +87,13 @@ pub(crate) struct Args {
     #[arg(short = 'n', long, value_name = "P", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1024))]
     pub(crate) processes: u32,
 
-    /// This process's number in the cluster, from 0.
-    #[arg(short = 'p', long, value_name = "I", default_value_t = 0)]
-    pub(crate) process: u32,
+    /// This process's number in the cluster, from 0 (default 0); needs `--processes`.
+    #[arg(short = 'p', long, value_name = "I")]
+    pub(crate) process: Option<u32>,
 
-    /// The cluster's addresses: one `host:port` per line, process 0's first.
-    #[arg(short = 'h', long, value_name = "FILE")]
+    /// The cluster's addresses: one `host:port` per line, process 0's first; needs
+    /// `--processes`.
+    #[arg(short = 'H', long, value_name = "FILE")]
     pub(crate) hostfile: Option<PathBuf>,
 
     /// Seconds the processes of a cluster wait for each other to connect.
@@ -165,6 +162,57 @@ impl Args {
     pub(crate) fn heartbeat(&self) -> Option<std::time::Duration> {
         self.heartbeat
             .map(|us| std::time::Duration::from_micros(us.max(1_000).unsigned_abs()))
+    }
+
+    /// This process's number in the cluster (`--process`, 0 by default).
+    pub(crate) fn process_index(&self) -> u32 {
+        self.process.unwrap_or(0)
+    }
+
+    /// What is wrong with the flags taken together, naming them: `Err` is an
+    /// argument error (exit status 2).
+    pub(crate) fn check(&self) -> Result<(), String> {
+        if self.processes > 1 {
+            if self.hostfile.is_none() {
+                return Err(format!(
+                    "--processes {} needs --hostfile FILE (-H): the processes' addresses",
+                    self.processes
+                ));
+            }
+            if self.process_index() >= self.processes {
+                return Err(format!(
+                    "--process {} is not one of the {} processes of --processes (0 to {})",
+                    self.process_index(),
+                    self.processes,
+                    self.processes - 1
+                ));
+            }
+        } else if self.process.is_some() || self.hostfile.is_some() {
+            let flag = if self.process.is_some() {
+                "--process"
+            } else {
+                "--hostfile"
+            };
+            return Err(format!(
+                "{flag} is for a cluster: it needs --processes P (more than 1)"
+            ));
+        }
+        if self.checkpoint.is_some() && self.output == OutputArg::Geojson {
+            return Err("--checkpoint needs JSON Lines output (--output jsonl): a resumed run cannot continue a GeoJSON document".into());
+        }
+        if self.dataflow() {
+            if self.checkpoint.is_some() || self.resume.is_some() {
+                return Err(
+                    "--checkpoint and --resume need the single-threaded run (no --workers)".into(),
+                );
+            }
+            if self.output == OutputArg::Geojson {
+                return Err("--output geojson needs the single-threaded run (no --workers)".into());
+            }
+        }
+        self.field_map()
+            .map(|_| ())
+            .map_err(|e| format!("--field: {e}"))
     }
 
     /// Is the run on Timely Dataflow workers rather than one detector thread?
