@@ -2,50 +2,12 @@
 //! reordering, CSV, `--dot`, and a closed stdout.
 
 use std::io::{Read, Write};
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::path::Path;
+use std::process::{Command, Stdio};
 
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_ccpn-run"))
-}
+mod support;
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn net(name: &str) -> PathBuf {
-    root().join("tests/nets").join(name)
-}
-
-/// Runs `ccpn-run args` with `input` on stdin.
-fn run(args: &[&str], input: &str) -> Output {
-    let mut child = bin()
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn ccpn-run");
-    let mut stdin = child.stdin.take().expect("stdin");
-    let input = input.to_owned();
-    let feeder = std::thread::spawn(move || {
-        let _ = stdin.write_all(input.as_bytes());
-    });
-    let out = child.wait_with_output().expect("wait");
-    feeder.join().expect("feeder");
-    out
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
-
-/// The `--stats` summary: the last line of stderr.
-fn stats(out: &Output) -> serde_json::Value {
-    let err = text(&out.stderr);
-    let last = err.lines().last().expect("a stats line");
-    serde_json::from_str(last).unwrap_or_else(|e| panic!("stats line {last:?}: {e}"))
-}
+use support::*;
 
 const SEQ_NET: &str = r#"Net(
     events: { "a": Atomic(type: "A"), "b": Atomic(type: "B"), "ab": Seq(of: ["a", "b"], within: 10.0) },
@@ -54,39 +16,6 @@ const SEQ_NET: &str = r#"Net(
 
 fn seq_net() -> tempfile_path::Temp {
     tempfile_path::Temp::with("seq.ron", SEQ_NET)
-}
-
-/// A file in the target directory's scratch space, removed on drop.
-mod tempfile_path {
-    use std::path::PathBuf;
-
-    pub(crate) struct Temp(pub(crate) PathBuf);
-
-    impl Temp {
-        pub(crate) fn with(name: &str, contents: &str) -> Temp {
-            let dir = std::env::temp_dir().join(format!("ccpn-cli-{}", std::process::id()));
-            std::fs::create_dir_all(&dir).expect("temp dir");
-            let path = dir.join(format!("{}-{name}", super::unique()));
-            std::fs::write(&path, contents).expect("write temp");
-            Temp(path)
-        }
-
-        pub(crate) fn path(&self) -> &str {
-            self.0.to_str().expect("utf-8 path")
-        }
-    }
-
-    impl Drop for Temp {
-        fn drop(&mut self) {
-            let _ = std::fs::remove_file(&self.0);
-        }
-    }
-}
-
-fn unique() -> u64 {
-    use std::sync::atomic::{AtomicU64, Ordering};
-    static N: AtomicU64 = AtomicU64::new(0);
-    N.fetch_add(1, Ordering::Relaxed)
 }
 
 #[test]
@@ -198,6 +127,9 @@ fn bad_and_late_lines_are_reported_counted_and_the_run_goes_on() {
 /// A corpus of 54 kinds of bad lines (not JSON, wrong types, missing and duplicate
 /// fields, out-of-range and overflowing numbers, deep nesting, an over-long line,
 /// invalid UTF-8): every line is reported with its number and counted; none panics.
+/// Lines 33 and 34 give an array and an object to an attribute the net never reads
+/// (it is ignored), line 47 a time of seconds written in a string: those events are
+/// processed.
 #[test]
 fn every_bad_line_of_the_corpus_is_reported_and_counted() {
     let corpus = root().join("tests/corpus/bad_lines.jsonl");
@@ -210,7 +142,10 @@ fn every_bad_line_of_the_corpus_is_reported_and_counted() {
         assert_eq!(out.status.code(), Some(0), "{format}");
         let err = text(&out.stderr);
         assert!(!err.contains("panicked"), "{err}");
-        for line in 1..=54 {
+        for line in [33, 34, 47] {
+            assert!(!err.contains(&format!("line {line}: ")), "{format}: {err}");
+        }
+        for line in (1..=54).filter(|l| ![33, 34, 47].contains(l)) {
             assert!(
                 err.contains(&format!("line {line}: rejected: ")),
                 "{format}: line {line} in:\n{err}"
@@ -219,12 +154,12 @@ fn every_bad_line_of_the_corpus_is_reported_and_counted() {
         let s = stats(&out);
         assert_eq!(
             (s["read"].as_u64(), s["rejected"].as_u64()),
-            (Some(54), Some(54)),
+            (Some(54), Some(51)),
             "{format}"
         );
         assert_eq!(
             (s["processed"].as_u64(), s["late"].as_u64()),
-            (Some(0), Some(0)),
+            (Some(3), Some(0)),
             "{format}"
         );
     }
@@ -430,17 +365,8 @@ fn warnings_and_bad_line_reports_interleave_without_deadlock() {
 fn closed_stdout_ends_quietly() {
     let harbour = root().join("nets/harbour.ron");
     let events = root().join("examples/harbour.jsonl");
-    let mut child = bin()
-        .args([harbour.to_str().unwrap(), events.to_str().unwrap()])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn");
-    let mut stdout = child.stdout.take().expect("stdout");
-    let mut first = [0u8; 16];
-    stdout.read_exact(&mut first).expect("some output");
-    drop(stdout);
-    let out = child.wait_with_output().expect("wait");
+    let out =
+        close_after_first_bytes(bin().args([harbour.to_str().unwrap(), events.to_str().unwrap()]));
     assert_eq!(out.status.code(), Some(0));
     let err = text(&out.stderr);
     assert!(

@@ -283,7 +283,7 @@ fn cluster(c: &Case, workers: u32) -> Run {
             "2",
             "-p",
             &i.to_string(),
-            "-h",
+            "--hostfile",
         ])
         .arg(&hosts)
         .args(["-w", &workers.to_string(), "--connect-timeout", "60"]);
@@ -432,7 +432,7 @@ fn a_dead_process_fails_the_run_loudly() {
     let p1 = KillOnDrop(Some(
         ccpn_run()
             .arg(&c.net)
-            .args(["-n", "2", "-p", "1", "-h"])
+            .args(["-n", "2", "-p", "1", "--hostfile"])
             .arg(&hosts)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
@@ -444,7 +444,7 @@ fn a_dead_process_fails_the_run_loudly() {
     let mut p0 = KillOnDrop(Some(
         ccpn_run()
             .arg(&c.net)
-            .args(["--max-delay", "2s", "-n", "2", "-p", "0", "-h"])
+            .args(["--max-delay", "2s", "-n", "2", "-p", "0", "--hostfile"])
             .arg(&hosts)
             .stdin(Stdio::piped())
             .stdout(Stdio::null())
@@ -512,7 +512,7 @@ fn a_cluster_without_its_peer_gives_up_after_the_connect_timeout() {
         spawn(
             ccpn_run()
                 .arg(&c.net)
-                .args(["-n", "2", "-p", "1", "-h"])
+                .args(["-n", "2", "-p", "1", "--hostfile"])
                 .arg(&hosts)
                 .args(["--connect-timeout", "1"]),
         ),
@@ -641,7 +641,7 @@ fn processes_must_agree_on_the_net_and_its_partitions() {
         let p1 = KillOnDrop(Some(spawn(
             ccpn_run()
                 .arg(net1)
-                .args(["-n", "2", "-p", "1", "-h"])
+                .args(["-n", "2", "-p", "1", "--hostfile"])
                 .arg(&hosts)
                 .args(extra1)
                 .args(["--connect-timeout", "30"]),
@@ -650,7 +650,7 @@ fn processes_must_agree_on_the_net_and_its_partitions() {
             ccpn_run()
                 .arg(&c.net)
                 .arg(&c.events)
-                .args(["-n", "2", "-p", "0", "-h"])
+                .args(["-n", "2", "-p", "0", "--hostfile"])
                 .arg(&hosts)
                 .args(["--connect-timeout", "30"]),
         );

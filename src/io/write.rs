@@ -42,7 +42,8 @@ impl JsonLines {
     /// Any error of `w`.
     pub fn write(&self, w: &mut impl Write, d: &Detection) -> io::Result<()> {
         let mut ser = serde_json::Serializer::new(&mut *w);
-        self.serialize(&mut ser, d).map_err(io::Error::other)?;
+        // `io::Error::from` keeps the kind of a write error (a closed pipe stays one).
+        self.serialize(&mut ser, d).map_err(io::Error::from)?;
         w.write_all(b"\n")
     }
 
@@ -246,7 +247,7 @@ impl GeoJson {
             "geometry": geometry(d),
             "properties": Fields { d, location: None, part: Part::All },
         });
-        serde_json::to_writer(&mut *w, &feature).map_err(io::Error::other)
+        serde_json::to_writer(&mut *w, &feature).map_err(io::Error::from)
     }
 
     /// Closes the collection (an empty one if nothing was written).

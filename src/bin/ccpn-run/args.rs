@@ -4,15 +4,13 @@ use std::path::PathBuf;
 
 use clap::{Parser, ValueEnum};
 
+use ccpn::io::read::{FieldMap, FieldMapError, TimeUnit};
+
 /// Detects composite spatio-temporal events: reads events (JSON Lines or CSV) and
 /// writes one JSON line per detection of the net's outputs.
 #[derive(Debug, Parser)]
-#[command(name = "ccpn-run", version, about, disable_help_flag = true)]
+#[command(name = "ccpn-run", version, about, max_term_width = 100)]
 pub(crate) struct Args {
-    /// Print help (`-h` is the cluster's host file, as in Timely Dataflow).
-    #[arg(long, action = clap::ArgAction::Help)]
-    pub(crate) help: Option<bool>,
-
     /// The net (a RON file).
     pub(crate) net: PathBuf,
 
@@ -89,12 +87,13 @@ pub(crate) struct Args {
     #[arg(short = 'n', long, value_name = "P", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1024))]
     pub(crate) processes: u32,
 
-    /// This process's number in the cluster, from 0.
-    #[arg(short = 'p', long, value_name = "I", default_value_t = 0)]
-    pub(crate) process: u32,
+    /// This process's number in the cluster, from 0 (default 0); needs `--processes`.
+    #[arg(short = 'p', long, value_name = "I")]
+    pub(crate) process: Option<u32>,
 
-    /// The cluster's addresses: one `host:port` per line, process 0's first.
-    #[arg(short = 'h', long, value_name = "FILE")]
+    /// The cluster's addresses: one `host:port` per line, process 0's first; needs
+    /// `--processes`.
+    #[arg(short = 'H', long, value_name = "FILE")]
     pub(crate) hostfile: Option<PathBuf>,
 
     /// Seconds the processes of a cluster wait for each other to connect.
@@ -120,16 +119,100 @@ pub(crate) struct Args {
     #[arg(long, value_name = "D", value_parser = ccpn::parse_duration)]
     pub(crate) heartbeat: Option<i64>,
 
+    /// Read event field NAME (id, time, type, lon/lat or x/y, or an attribute) from
+    /// the input's field SOURCE; repeatable: `--field time=BaseDateTime --field
+    /// id=MMSI`. A source mapped twice gives both fields.
+    #[arg(long = "field", value_name = "NAME=SOURCE", value_parser = field_pair)]
+    pub(crate) fields: Vec<(String, String)>,
+
+    /// Unit of numeric times (and numbers in strings): s, ms, us or ns.
+    #[arg(long, value_name = "UNIT", default_value = "s", value_parser = |s: &str| s.parse::<TimeUnit>())]
+    pub(crate) time_unit: TimeUnit,
+
+    /// Type of the events that have no `type` field (default `event`).
+    #[arg(long, value_name = "TYPE")]
+    pub(crate) default_type: Option<String>,
+
     /// Longest accepted input line, in bytes.
     #[arg(long, value_name = "BYTES", default_value_t = ccpn::io::read::DEFAULT_MAX_LINE_BYTES)]
     pub(crate) max_line_bytes: usize,
 }
 
+/// `NAME=SOURCE`, checked.
+fn field_pair(s: &str) -> Result<(String, String), FieldMapError> {
+    let map = FieldMap::new().parse_field(s)?;
+    let (name, source) = map.pairs().next().expect("one pair");
+    Ok((name.to_owned(), source.to_owned()))
+}
+
 impl Args {
+    /// `--field`, `--time-unit` and `--default-type` as a field map.
+    pub(crate) fn field_map(&self) -> Result<FieldMap, FieldMapError> {
+        let mut map = FieldMap::new().time_unit(self.time_unit);
+        for (name, source) in &self.fields {
+            map = map.field(name, source)?;
+        }
+        match &self.default_type {
+            Some(kind) => map.default_type(kind),
+            None => Ok(map),
+        }
+    }
+
     /// `--heartbeat`, as a duration (at least a millisecond).
     pub(crate) fn heartbeat(&self) -> Option<std::time::Duration> {
         self.heartbeat
             .map(|us| std::time::Duration::from_micros(us.max(1_000).unsigned_abs()))
+    }
+
+    /// This process's number in the cluster (`--process`, 0 by default).
+    pub(crate) fn process_index(&self) -> u32 {
+        self.process.unwrap_or(0)
+    }
+
+    /// What is wrong with the flags taken together, naming them: `Err` is an
+    /// argument error (exit status 2).
+    pub(crate) fn check(&self) -> Result<(), String> {
+        if self.processes > 1 {
+            if self.hostfile.is_none() {
+                return Err(format!(
+                    "--processes {} needs --hostfile FILE (-H): the processes' addresses",
+                    self.processes
+                ));
+            }
+            if self.process_index() >= self.processes {
+                return Err(format!(
+                    "--process {} is not one of the {} processes of --processes (0 to {})",
+                    self.process_index(),
+                    self.processes,
+                    self.processes - 1
+                ));
+            }
+        } else if self.process.is_some() || self.hostfile.is_some() {
+            let flag = if self.process.is_some() {
+                "--process"
+            } else {
+                "--hostfile"
+            };
+            return Err(format!(
+                "{flag} is for a cluster: it needs --processes P (more than 1)"
+            ));
+        }
+        if self.checkpoint.is_some() && self.output == OutputArg::Geojson {
+            return Err("--checkpoint needs JSON Lines output (--output jsonl): a resumed run cannot continue a GeoJSON document".into());
+        }
+        if self.dataflow() {
+            if self.checkpoint.is_some() || self.resume.is_some() {
+                return Err(
+                    "--checkpoint and --resume need the single-threaded run (no --workers)".into(),
+                );
+            }
+            if self.output == OutputArg::Geojson {
+                return Err("--output geojson needs the single-threaded run (no --workers)".into());
+            }
+        }
+        self.field_map()
+            .map(|_| ())
+            .map_err(|e| format!("--field: {e}"))
     }
 
     /// Is the run on Timely Dataflow workers rather than one detector thread?

@@ -2,13 +2,15 @@
 //!
 //! Exit status: 0 when all input was read (bad and late lines included, reported on
 //! stderr), 1 on an I/O error, 2 for an invalid net or bad arguments, 3 when
-//! `--strict` stopped at a bad or late line, 101 when ccpn-run itself failed (a
-//! defect, reported in one line on stderr). A closed stdout ends the run quietly (0).
+//! `--strict` stopped at a bad or late line, 4 when no line at all could be used,
+//! 101 when ccpn-run itself failed (a defect, reported in one line on stderr). A
+//! closed stdout ends the run quietly (0).
 
 mod args;
 mod checkpoint;
 mod dataflow;
 mod pipeline;
+mod say;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -25,28 +27,14 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
     report_defects();
-    let args = Args::parse();
-    if args.checkpoint.is_some() && args.output == args::OutputArg::Geojson {
-        eprintln!("ccpn-run: --checkpoint needs JSON Lines output: a resumed run cannot continue a GeoJSON document");
-        return ExitCode::from(2);
-    }
-    if args.dataflow() {
-        let refused = if args.checkpoint.is_some() || args.resume.is_some() {
-            Some("--checkpoint and --resume need the single-threaded run (no --workers)")
-        } else if args.output == args::OutputArg::Geojson {
-            Some("--output geojson needs the single-threaded run (no --workers)")
-        } else {
-            None
-        };
-        if let Some(why) = refused {
-            eprintln!("ccpn-run: {why}");
-            return ExitCode::from(2);
-        }
+    let args = Args::try_parse().unwrap_or_else(|e| say::clap_exit(&e));
+    if let Err(why) = args.check() {
+        say::bad_arguments(why);
     }
     let net = match Net::from_file(&args.net) {
         Ok(net) => net,
         Err(e) => {
-            eprintln!("ccpn-run: {}", indent(&e));
+            say::error(indent(&e));
             return ExitCode::from(2);
         }
     };
@@ -72,7 +60,7 @@ fn main() -> ExitCode {
         return print_or_quiet(&report);
     }
     for w in net.warnings() {
-        eprintln!("ccpn-run: warning: {w}");
+        say::warning(w);
     }
     let run = if args.dataflow() {
         dataflow::run(&args, net)
@@ -82,7 +70,7 @@ fn main() -> ExitCode {
     match run {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("ccpn-run: {e}");
+            say::error(e);
             ExitCode::from(1)
         }
     }
@@ -100,9 +88,10 @@ fn report_defects() {
             .map(|l| format!(" at {}:{}", l.file(), l.line()))
             .unwrap_or_default();
         eprintln!(
-            "ccpn-run: internal error in thread {thread}{place}: {what}. This is a defect of \
+            "{}internal error in thread {thread}{place}: {what}. This is a defect of \
              ccpn-run, please report it with the net and the input line that caused it \
-             (the lines already written stand; a last line without a newline is incomplete)"
+             (the lines already written stand; a last line without a newline is incomplete)",
+            say::ERROR
         );
         std::process::exit(101);
     }));
@@ -134,7 +123,7 @@ fn print_or_quiet(s: &str) -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("ccpn-run: cannot write: {e}");
+            say::error(format_args!("cannot write: {e}"));
             ExitCode::from(1)
         }
     }

@@ -6,17 +6,23 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use super::error::clip_name;
-use super::fields::{role_kind, role_of, Name, Partial, Role, Scalar};
+use super::fields::{role_kind, role_of, text_time, Name, Partial, Role, Scalar};
+use super::mapping::Resolved;
 use super::{strip_bom, to_str, LineError, LineParser};
-use crate::event::{Event, Timestamp};
+use crate::event::Event;
 
-/// The columns of CSV header line `header`, in a net whose location fields are `axes`.
-pub(super) fn columns(header: &[u8], axes: (&str, &str)) -> Result<Vec<Role>, LineError> {
+/// The columns of CSV header line `header`, in a net whose location fields are
+/// `axes`, with the input fields mapped by `map`.
+pub(super) fn columns(
+    header: &[u8],
+    axes: (&'static str, &'static str),
+    map: &Resolved,
+) -> Result<Vec<Role>, LineError> {
     let header = strip_bom(header);
     let header = header.strip_suffix(b"\r").unwrap_or(header);
     let text = to_str(header)?;
-    let mut roles = Vec::new();
-    let mut names: HashSet<String> = HashSet::new();
+    let mut names: Vec<String> = Vec::new();
+    let mut seen: HashSet<String> = HashSet::new();
     for (i, cell) in CsvCells::new(text).enumerate() {
         let cell = cell.map_err(|e| LineError::BadHeader {
             reason: e.to_string(),
@@ -27,21 +33,70 @@ pub(super) fn columns(header: &[u8], axes: (&str, &str)) -> Result<Vec<Role>, Li
                 reason: format!("column {} has no name", i + 1),
             });
         }
-        if !names.insert(name.to_owned()) {
+        if !seen.insert(name.to_owned()) {
             return Err(LineError::BadHeader {
                 reason: format!("duplicate column `{}`", clip_name(name)),
             });
         }
-        roles.push(role_of(name, axes).unwrap_or_else(|| Role::Attr(Arc::from(name))));
+        names.push(name.to_owned());
     }
-    for (role, field) in [(Role::Id, "id"), (Role::Time, "time")] {
-        if !roles.contains(&role) {
+    let mut roles: Vec<Option<Role>> = names.iter().map(|n| named(n, axes, map)).collect();
+    // A field not named exactly reads the one column named like it but for case.
+    let specials = ["id", "time", "type", axes.0, axes.1];
+    let wanted = map
+        .sources
+        .iter()
+        .map(|(s, _)| &**s)
+        .chain(specials.into_iter().filter(|f| map.roles(f).is_none()));
+    let mut ambiguous = Vec::new();
+    for want in wanted {
+        if names.iter().any(|n| n == want) {
+            continue;
+        }
+        let folded: Vec<usize> = (0..names.len())
+            .filter(|&i| roles[i].is_none() && names[i].eq_ignore_ascii_case(want))
+            .collect();
+        match folded[..] {
+            [i] => roles[i] = named(want, axes, map),
+            [] => {}
+            _ => ambiguous.push((want, folded)),
+        }
+    }
+    let roles: Vec<Role> = roles
+        .into_iter()
+        .zip(&names)
+        .map(|(role, name)| role.unwrap_or_else(|| Role::Attr(Arc::from(name.as_str()))))
+        .collect();
+    let has = |wanted: &Role| roles.iter().any(|r| r.gives(wanted));
+    for (source, given) in &map.sources {
+        if !names.iter().any(|n| n.eq_ignore_ascii_case(source)) {
+            let fields: Vec<String> = given
+                .iter()
+                .map(|r| format!("`{}`", clip_name(r.name(axes))))
+                .collect();
             return Err(LineError::BadHeader {
-                reason: format!("no `{field}` column"),
+                reason: format!(
+                    "no `{}` column (mapped to {})",
+                    clip_name(source),
+                    fields.join(" and ")
+                ),
             });
         }
     }
-    match (roles.contains(&Role::X), roles.contains(&Role::Y)) {
+    for (role, field) in [(Role::Id, "id"), (Role::Time, "time")] {
+        if !has(&role) {
+            let mut reason = format!("no `{field}` column");
+            if let Some((_, cols)) = ambiguous.iter().find(|(w, _)| *w == field) {
+                let list: Vec<String> = cols.iter().map(|&i| format!("`{}`", names[i])).collect();
+                reason.push_str(&format!(
+                    " ({} differ from it only in case: map one to it)",
+                    list.join(" and ")
+                ));
+            }
+            return Err(LineError::BadHeader { reason });
+        }
+    }
+    match (has(&Role::X), has(&Role::Y)) {
         (true, false) => {
             return Err(LineError::BadHeader {
                 reason: format!("a `{}` column but no `{}` column", axes.0, axes.1),
@@ -55,6 +110,20 @@ pub(super) fn columns(header: &[u8], axes: (&str, &str)) -> Result<Vec<Role>, Li
         _ => {}
     }
     Ok(roles)
+}
+
+/// The role of a column named `name`, if the map or ccpn's field names give it one.
+fn named(name: &str, axes: (&str, &str), map: &Resolved) -> Option<Role> {
+    match map.roles(name) {
+        Some([]) => Some(Role::Ignore),
+        Some([one]) => Some(one.clone()),
+        Some(_) => map
+            .sources
+            .iter()
+            .find(|(s, _)| **s == *name)
+            .map(|(_, roles)| Role::Many(Arc::clone(roles))),
+        None => role_of(name, axes),
+    }
 }
 
 impl LineParser {
@@ -121,20 +190,17 @@ impl LineParser {
                     Scalar::Str(cell)
                 }
             }
-            Role::Time => match finite_f64(trimmed) {
-                Some(v) => match Timestamp::from_secs_f64(v) {
-                    Some(t) => {
-                        partial.time = Some((t, None));
-                        return Ok(());
-                    }
-                    None => {
-                        return Err(LineError::TimeOutOfRange {
-                            got: trimmed.to_owned(),
-                        })
-                    }
-                },
-                None => Scalar::Str(Cow::Borrowed(trimmed)),
-            },
+            Role::Time => {
+                partial.time = Some(text_time(trimmed, self.unit)?);
+                return Ok(());
+            }
+            Role::Ignore => return Ok(()),
+            Role::Many(roles) => {
+                for role in roles.iter() {
+                    self.apply_cell(partial, role, cell.clone())?;
+                }
+                return Ok(());
+            }
             Role::X | Role::Y => match finite_f64(trimmed) {
                 Some(v) => Scalar::F64(v),
                 None => Scalar::Str(cell),

@@ -73,6 +73,17 @@ pub enum LineError {
         /// The value given.
         got: String,
     },
+    /// `time`, read in seconds, lies outside the years 0001–9999 but in a shorter unit
+    /// would be a time since 1970 (and before 2200).
+    #[error("time {got} is outside the years 0001-9999 in seconds; in {} it would be {would_be} (time unit `{unit}`, ccpn-run's `--time-unit {unit}`)", unit.name())]
+    TimeUnitHint {
+        /// The value given.
+        got: String,
+        /// The unit it would fit in.
+        unit: super::TimeUnit,
+        /// The time it would then be, in RFC 3339.
+        would_be: String,
+    },
     /// `type` is not a string.
     #[error("`type` must be a string, got {got}")]
     BadType {

@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use super::error::{clip, clip_name, fmt_f64};
 use super::intern::shared_value;
+use super::mapping::TimeUnit;
 use super::{LineError, LineParser};
 use crate::event::{Event, Id, Point, TimeError, Timestamp, Value};
 
@@ -19,6 +20,10 @@ pub(super) enum Role {
     X,
     Y,
     Attr(Arc<str>),
+    /// A field the parser skips (one a [`FieldMap`](super::FieldMap) hides).
+    Ignore,
+    /// A CSV column that gives several fields (mapped twice).
+    Many(Arc<[Role]>),
 }
 
 impl LineParser {
@@ -47,17 +52,15 @@ impl LineParser {
                 });
             }
             RoleKind::Time => {
+                let unit = self.unit;
                 partial.time = Some(match value {
-                    Scalar::I64(v) => (int_secs(v)?, None),
+                    Scalar::I64(v) => (int_time(v, unit)?, None),
                     Scalar::U64(v) => match i64::try_from(v) {
-                        Ok(v) => (int_secs(v)?, None),
+                        Ok(v) => (int_time(v, unit)?, None),
                         Err(_) => return Err(LineError::TimeOutOfRange { got: v.to_string() }),
                     },
-                    Scalar::F64(v) => match Timestamp::from_secs_f64(v) {
-                        Some(t) => (t, None),
-                        None => return Err(LineError::TimeOutOfRange { got: fmt_f64(v) }),
-                    },
-                    Scalar::Str(s) => (rfc3339(&s)?, Some(Arc::from(&*s))),
+                    Scalar::F64(v) => (float_time(v, unit)?, None),
+                    Scalar::Str(s) => text_time(&s, unit)?,
                     other => {
                         return Err(LineError::BadTime {
                             got: other.describe(),
@@ -115,6 +118,7 @@ impl LineParser {
                     partial.y = Some(v);
                 }
             }
+            RoleKind::Ignore => {}
             RoleKind::Attr => {
                 let value = match value {
                     Scalar::Null => return Ok(()),
@@ -123,6 +127,13 @@ impl LineParser {
                     Scalar::U64(v) => Value::Num(v as f64),
                     Scalar::F64(v) => Value::Num(v),
                     Scalar::Str(s) => Value::Str(shared_value(&s)),
+                    // An array or an object: the attribute is absent, unless the net
+                    // reads it (then the line cannot be used as the net means it).
+                    Scalar::Compound(_)
+                        if self.read_only && !self.known.contains(name.as_str()) =>
+                    {
+                        return Ok(())
+                    }
                     Scalar::Compound(got) => {
                         return Err(LineError::BadAttribute {
                             field: clip_name(name.as_str()),
@@ -172,6 +183,29 @@ impl LineParser {
     }
 }
 
+impl Role {
+    /// Whether a column of this role gives `field`'s role.
+    pub(super) fn gives(&self, field: &Role) -> bool {
+        match self {
+            Role::Many(roles) => roles.iter().any(|r| r == field),
+            role => role == field,
+        }
+    }
+
+    /// The event field's name, for a message.
+    pub(super) fn name<'a>(&'a self, axes: (&'a str, &'a str)) -> &'a str {
+        match self {
+            Role::Id => "id",
+            Role::Time => "time",
+            Role::Type => "type",
+            Role::X => axes.0,
+            Role::Y => axes.1,
+            Role::Attr(name) => name,
+            Role::Ignore | Role::Many(_) => "",
+        }
+    }
+}
+
 /// The special meaning of a field name, if it has one.
 pub(super) fn role_of(name: &str, axes: (&str, &str)) -> Option<Role> {
     match name {
@@ -193,6 +227,8 @@ pub(super) enum RoleKind {
     X,
     Y,
     Attr,
+    /// Skipped.
+    Ignore,
 }
 
 impl RoleKind {
@@ -204,7 +240,7 @@ impl RoleKind {
             RoleKind::Type => 4,
             RoleKind::X => 8,
             RoleKind::Y => 16,
-            RoleKind::Attr => 0,
+            RoleKind::Attr | RoleKind::Ignore => 0,
         }
     }
 }
@@ -218,6 +254,7 @@ pub(super) fn role_kind(role: &Role) -> RoleKind {
         Role::X => RoleKind::X,
         Role::Y => RoleKind::Y,
         Role::Attr(_) => RoleKind::Attr,
+        Role::Ignore | Role::Many(_) => RoleKind::Ignore,
     }
 }
 
@@ -232,7 +269,7 @@ pub(super) enum Name<'a> {
 }
 
 impl Name<'_> {
-    fn as_str(&self) -> &str {
+    pub(super) fn as_str(&self) -> &str {
         match self {
             Name::Shared(n) => n,
             Name::Borrowed(n) => n,
@@ -242,7 +279,7 @@ impl Name<'_> {
 }
 
 /// One field's value as read, before it is checked.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub(super) enum Scalar<'a> {
     Null,
     Bool(bool),
@@ -292,18 +329,92 @@ impl Partial {
     }
 }
 
-/// Whole seconds since the epoch as a timestamp.
-fn int_secs(v: i64) -> Result<Timestamp, LineError> {
-    Timestamp::from_secs(v).ok_or_else(|| LineError::TimeOutOfRange { got: v.to_string() })
+/// A whole number of `unit`s since the epoch as a timestamp.
+fn int_time(v: i64, unit: TimeUnit) -> Result<Timestamp, LineError> {
+    let per = unit.per_second();
+    let micros = match unit {
+        TimeUnit::Nanos => Some(v.div_euclid(1_000) + i64::from(v.rem_euclid(1_000) >= 500)),
+        _ => v.checked_mul(1_000_000 / per),
+    };
+    micros
+        .and_then(Timestamp::from_micros)
+        .ok_or_else(|| out_of_range(v.to_string(), v as f64, unit))
 }
 
-/// An RFC 3339 time, rounded to the microsecond.
-fn rfc3339(s: &str) -> Result<Timestamp, LineError> {
-    Timestamp::parse_rfc3339(s).map_err(|e| match e {
-        TimeError::NotRfc3339 { reason } => LineError::BadTimeText {
-            text: clip(s),
-            reason,
+/// A (fractional) number of `unit`s since the epoch as a timestamp.
+fn float_time(v: f64, unit: TimeUnit) -> Result<Timestamp, LineError> {
+    Timestamp::from_secs_f64(v / unit.per_second() as f64)
+        .ok_or_else(|| out_of_range(fmt_f64(v), v, unit))
+}
+
+/// A time out of range; when it was read in seconds and would be a time since 1970
+/// and before 2200 in a shorter unit, the error says so.
+fn out_of_range(got: String, v: f64, unit: TimeUnit) -> LineError {
+    /// 2200-01-01T00:00:00Z.
+    const PLAUSIBLE_SECS: f64 = 7_258_118_400.0;
+    if unit == TimeUnit::Seconds {
+        for shorter in &TimeUnit::ALL[1..] {
+            let secs = v / shorter.per_second() as f64;
+            if (0.0..PLAUSIBLE_SECS).contains(&secs) {
+                if let Some(t) = Timestamp::from_secs_f64(secs) {
+                    return LineError::TimeUnitHint {
+                        got,
+                        unit: *shorter,
+                        would_be: t.to_rfc3339(),
+                    };
+                }
+            }
+        }
+    }
+    LineError::TimeOutOfRange { got }
+}
+
+/// A time given as text: RFC 3339 (kept as text, to be echoed), a number of `unit`s
+/// (a number like any other), or a date and time without a zone offset such as
+/// `2020-06-30T00:00:00` or `2020-06-30 00:00:00.5`, read as UTC (kept as text).
+pub(super) fn text_time(
+    s: &str,
+    unit: TimeUnit,
+) -> Result<(Timestamp, Option<Arc<str>>), LineError> {
+    let t = s.trim();
+    let number = if let Ok(v) = t.parse::<i64>() {
+        Some(int_time(v, unit))
+    } else {
+        t.parse::<f64>()
+            .ok()
+            .filter(|v| v.is_finite())
+            .map(|v| float_time(v, unit))
+    };
+    if let Some(time) = number {
+        return match time {
+            Ok(ts) => Ok((ts, None)),
+            Err(LineError::TimeUnitHint { unit, would_be, .. }) => Err(LineError::TimeUnitHint {
+                got: t.to_owned(),
+                unit,
+                would_be,
+            }),
+            Err(_) => Err(LineError::TimeOutOfRange { got: t.to_owned() }),
+        };
+    }
+    let rfc = match Timestamp::parse_rfc3339(t) {
+        Ok(ts) => return Ok((ts, Some(Arc::from(s)))),
+        Err(TimeError::NotRfc3339 { reason }) => reason,
+        Err(_) => return Err(LineError::TimeOutOfRange { got: clip(s) }),
+    };
+    match t.parse::<jiff::civil::DateTime>() {
+        Ok(dt) if t.len() > 10 => match jiff::tz::TimeZone::UTC.to_timestamp(dt) {
+            Ok(ts) => {
+                let micros = (ts.as_nanosecond() + 500).div_euclid(1000);
+                match i64::try_from(micros).ok().and_then(Timestamp::from_micros) {
+                    Some(ts) => Ok((ts, Some(Arc::from(s)))),
+                    None => Err(LineError::TimeOutOfRange { got: clip(s) }),
+                }
+            }
+            Err(_) => Err(LineError::TimeOutOfRange { got: clip(s) }),
         },
-        _ => LineError::TimeOutOfRange { got: clip(s) },
-    })
+        _ => Err(LineError::BadTimeText {
+            text: clip(s),
+            reason: rfc,
+        }),
+    }
 }

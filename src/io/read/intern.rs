@@ -73,6 +73,11 @@ impl Known {
         }
     }
 
+    /// Whether `name` is one of the names.
+    pub(super) fn contains(&self, name: &str) -> bool {
+        self.find(name).is_some()
+    }
+
     /// The shared copy of `name`, or a new one.
     pub(super) fn get(&self, name: &str) -> Arc<str> {
         match self.find(name) {

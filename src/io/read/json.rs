@@ -10,7 +10,7 @@ use std::sync::Arc;
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
 use super::error::{clip, clip_name, fmt_f64};
-use super::fields::{role_kind, role_of, Name, Partial, RoleKind, Scalar};
+use super::fields::{role_kind, role_of, Name, Partial, Role, RoleKind, Scalar};
 use super::{LineError, LineParser};
 use crate::event::{Event, Value};
 
@@ -95,47 +95,52 @@ impl<'de> Visitor<'de> for EventSeed<'_> {
 
     fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Self::Value, M::Error> {
         let parser = self.parser;
-        let mut partial = Partial::new();
-        let mut seen = 0u8;
-        let mut names = AttrNames::default();
+        let mut fields = Fields {
+            partial: Partial::new(),
+            seen: 0,
+            names: AttrNames::default(),
+        };
         while let Some(key) = map.next_key_seed(KeySeed)? {
-            let kind = match role_of(&key, parser.axes) {
-                Some(role) => role_kind(&role),
-                None => RoleKind::Attr,
-            };
-            let dup = if kind == RoleKind::Attr {
-                names.is_dup(&partial.attrs, &key)
+            let mapped = if parser.map.is_empty() {
+                None
             } else {
-                let dup = seen & kind.bit() != 0;
-                seen |= kind.bit();
-                dup
+                parser.map.roles(&key)
             };
-            if dup {
-                self.ctx.err = Some(LineError::Duplicate {
-                    field: clip_name(&key),
-                });
-                return Err(de::Error::custom("duplicate field"));
-            }
-            let value = match map.next_value_seed(ScalarSeed) {
-                Ok(v) => v,
-                Err(e) => {
-                    self.ctx.field = Some(key.into_owned());
-                    return Err(e);
+            let value = |map: &mut M, ctx: &mut Ctx| {
+                map.next_value_seed(ScalarSeed).inspect_err(|_| {
+                    ctx.field = Some(key.to_string());
+                })
+            };
+            let Some(roles) = mapped else {
+                let kind = match role_of(&key, parser.axes) {
+                    Some(role) => role_kind(&role),
+                    None => RoleKind::Attr,
+                };
+                let v = value(&mut map, self.ctx)?;
+                if !take(parser, self.ctx, &mut fields, kind, Name::Borrowed(&key), v) {
+                    return Err(de::Error::custom("bad field"));
                 }
-            };
-            if kind == RoleKind::Attr && matches!(value, Scalar::Null) {
-                names.add_null(&key);
                 continue;
-            }
-            let had = partial.attrs.len();
-            if let Err(err) = parser.apply(&mut partial, kind, Name::Borrowed(&key), value) {
-                self.ctx.err = Some(err);
-                return Err(de::Error::custom("bad field"));
-            }
-            if let Some((name, _)) = partial.attrs.get(had) {
-                names.added(name);
+            };
+            let v = value(&mut map, self.ctx)?;
+            for role in roles {
+                let name = match role {
+                    Role::Attr(name) => Name::Shared(name),
+                    _ => Name::Borrowed(&key),
+                };
+                if !take(
+                    parser,
+                    self.ctx,
+                    &mut fields,
+                    role_kind(role),
+                    name,
+                    v.clone(),
+                ) {
+                    return Err(de::Error::custom("bad field"));
+                }
             }
         }
+        let partial = fields.partial;
         Ok(parser.finish(partial))
     }
 
@@ -166,6 +171,55 @@ impl<'de> Visitor<'de> for EventSeed<'_> {
     fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
         self.not_object("null".to_owned())
     }
+}
+
+/// The event being built from one JSON object, and the fields seen.
+struct Fields {
+    partial: Partial,
+    /// The special fields seen, as [`RoleKind::bit`]s.
+    seen: u8,
+    names: AttrNames,
+}
+
+/// Applies one field's value `value`, as `kind` (named `name`); `false` with the
+/// error in `ctx` when the field is a duplicate or its value bad.
+fn take(
+    parser: &LineParser,
+    ctx: &mut Ctx,
+    f: &mut Fields,
+    kind: RoleKind,
+    name: Name<'_>,
+    value: Scalar<'_>,
+) -> bool {
+    if kind == RoleKind::Ignore {
+        return true;
+    }
+    let dup = if kind == RoleKind::Attr {
+        f.names.is_dup(&f.partial.attrs, name.as_str())
+    } else {
+        let dup = f.seen & kind.bit() != 0;
+        f.seen |= kind.bit();
+        dup
+    };
+    if dup {
+        ctx.err = Some(LineError::Duplicate {
+            field: clip_name(name.as_str()),
+        });
+        return false;
+    }
+    if kind == RoleKind::Attr && matches!(value, Scalar::Null) {
+        f.names.add_null(name.as_str());
+        return true;
+    }
+    let had = f.partial.attrs.len();
+    if let Err(err) = parser.apply(&mut f.partial, kind, name, value) {
+        ctx.err = Some(err);
+        return false;
+    }
+    if let Some((name, _)) = f.partial.attrs.get(had) {
+        f.names.added(name);
+    }
+    true
 }
 
 /// How many attributes are checked for duplicates by a linear scan.

@@ -14,18 +14,27 @@
 //! - `id`: an integer or a string, required. In CSV a cell written as a plain decimal
 //!   integer (`17`, `-3`) is an integer; one with leading zeros or a `+` sign (`007`) is
 //!   kept as a string so that it is echoed exactly; any other number (`3.5`) is an error.
-//! - `time`: seconds since the epoch (fractional allowed, rounded to the microsecond) or
-//!   an RFC 3339 string (kept in [`Event::time_text`](crate::Event::time_text));
-//!   required; years 0001–9999. Both are read by [`Timestamp`](crate::Timestamp).
+//! - `time`: seconds since the epoch (fractional allowed, rounded to the microsecond;
+//!   another unit with [`FieldMap::time_unit`]), also written in a string; or an RFC
+//!   3339 string, or a date and time without a zone (`2020-06-30T00:00:00`, read as
+//!   UTC), both kept in [`Event::time_text`](crate::Event::time_text); required; years
+//!   0001–9999.
 //! - `type`: a string, optional, `"event"` when absent (or an empty CSV cell).
 //! - `x`,`y` (planar nets) or `lon`,`lat` (WGS84 nets): the location; both or neither.
 //!   A JSON `null` counts as absent.
 //! - anything else: an attribute (number, string or bool), kept in input order; a JSON
-//!   `null` or an empty CSV cell means the attribute is absent.
+//!   `null` or an empty CSV cell means the attribute is absent. An array or an object
+//!   makes the line bad, unless the parser knows the names the net reads
+//!   ([`LineParser::with_read_names`]) and this is not one of them: then it is absent.
+//!
+//! A [`FieldMap`] reads feeds with other names (`time=BaseDateTime`), and in CSV a
+//! column whose name differs from a field's only in case is that field when no other
+//! column is.
 //!
 //! The files: `lines.rs` reads lines, `reader.rs` holds [`EventReader`] and
 //! [`StreamParser`], `parser.rs` [`LineParser`], `json.rs` and `csv.rs` the two
-//! formats, `fields.rs` the field rules they share, `intern.rs` the sharing of
+//! formats, `fields.rs` the field rules they share, `mapping.rs` the
+//! [`FieldMap`], `intern.rs` the sharing of
 //! repeated strings, `error.rs` the errors.
 
 mod csv;
@@ -34,6 +43,9 @@ mod fields;
 mod intern;
 mod json;
 mod lines;
+mod mapping;
+#[cfg(test)]
+mod mapping_tests;
 mod parser;
 mod reader;
 #[cfg(test)]
@@ -41,6 +53,7 @@ mod tests;
 
 pub use error::{BadLine, LineError, ReadError};
 pub use lines::Lines;
+pub use mapping::{FieldMap, FieldMapError, TimeUnit};
 pub use parser::LineParser;
 pub use reader::{EventLine, EventReader, Record, StreamParser};
 

@@ -5,7 +5,8 @@ use std::sync::Arc;
 use super::csv::columns;
 use super::fields::Role;
 use super::intern::Known;
-use super::{is_blank, strip_bom, to_str, Format, LineError};
+use super::mapping::{Resolved, TimeUnit};
+use super::{is_blank, strip_bom, to_str, FieldMap, Format, LineError};
 use crate::event::{Event, Space};
 
 /// Turns one input line into an [`Event`]. Built once per run.
@@ -26,6 +27,13 @@ pub struct LineParser {
     pub(super) columns: Option<Vec<Role>>,
     /// Names shared by every event that uses them (types, attribute names).
     pub(super) known: Known,
+    /// Which input fields give which event fields.
+    pub(super) map: Arc<Resolved>,
+    /// The unit of numeric times.
+    pub(super) unit: TimeUnit,
+    /// Whether the known names are all the attributes the net reads: an array or an
+    /// object under any other name is then ignored.
+    pub(super) read_only: bool,
 }
 
 impl LineParser {
@@ -37,7 +45,30 @@ impl LineParser {
             default_kind: Arc::from("event"),
             columns: None,
             known: Known::default(),
+            map: Arc::default(),
+            unit: TimeUnit::Seconds,
+            read_only: false,
         }
+    }
+
+    /// This parser, reading fields as `fields` maps them (see [`FieldMap`]).
+    ///
+    /// ```
+    /// use ccpn::io::read::{FieldMap, LineParser};
+    /// use ccpn::Space;
+    ///
+    /// let fields = FieldMap::new().parse_field("time=ts")?.parse_field("id=icao24")?;
+    /// let parser = LineParser::json(Space::Wgs84).with_fields(&fields);
+    /// let event = parser.parse(br#"{"icao24":"4ca7b3","ts":"1700000000"}"#)?;
+    /// assert_eq!(event.id, ccpn::Id::Str("4ca7b3".into()));
+    /// assert_eq!(event.time.micros(), 1_700_000_000_000_000);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn with_fields(mut self, fields: &FieldMap) -> LineParser {
+        self.map = Arc::new(Resolved::new(fields, self.axes));
+        self.unit = fields.unit();
+        self.default_kind = Arc::from(fields.type_default().unwrap_or("event"));
+        self
     }
 
     /// A parser for CSV rows under `header`, the CSV header line.
@@ -52,7 +83,7 @@ impl LineParser {
     /// This parser (its space and its known names) reading CSV rows under `header`.
     pub(super) fn with_header(&self, header: &[u8]) -> Result<LineParser, LineError> {
         Ok(LineParser {
-            columns: Some(columns(header, self.axes)?),
+            columns: Some(columns(header, self.axes, &self.map)?),
             ..self.clone()
         })
     }
@@ -66,6 +97,27 @@ impl LineParser {
             self.known.add(name);
         }
         self
+    }
+
+    /// This parser, for a net that reads only `names` (its types and the attributes
+    /// its filters and keys read, [`Net::names_read`](crate::Net::names_read)): they
+    /// are shared as [`LineParser::with_known_names`] shares them, and an attribute
+    /// whose value is an array or an object is ignored (absent) unless it is one of
+    /// them, rather than making the line bad.
+    ///
+    /// ```
+    /// use ccpn::io::read::LineParser;
+    /// use ccpn::Space;
+    ///
+    /// let parser = LineParser::json(Space::Planar).with_read_names(["speed"]);
+    /// let event = parser.parse(br#"{"id":1,"time":0,"tags":["a"],"speed":3}"#)?;
+    /// assert!(event.attr("tags").is_none());
+    /// assert!(parser.parse(br#"{"id":1,"time":0,"speed":[3]}"#).is_err());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn with_read_names<'n>(mut self, names: impl IntoIterator<Item = &'n str>) -> Self {
+        self.read_only = true;
+        self.with_known_names(names)
     }
 
     /// The format this parser reads.

@@ -4,7 +4,8 @@
 use std::io::{self, BufRead};
 
 use super::{
-    is_blank, BadLine, Format, LineError, LineParser, Lines, ReadError, DEFAULT_MAX_LINE_BYTES,
+    is_blank, BadLine, FieldMap, Format, LineError, LineParser, Lines, ReadError,
+    DEFAULT_MAX_LINE_BYTES,
 };
 use crate::event::{Event, Space};
 
@@ -59,6 +60,13 @@ impl<R: BufRead> EventReader<R> {
     /// For CSV, the first non-blank line is still the header.
     pub fn with_format(mut self, format: Format) -> Self {
         self.stream = self.stream.with_format(format);
+        self
+    }
+
+    /// This reader, reading fields as `fields` maps them: other names, a time unit, a
+    /// default type (see [`FieldMap`]).
+    pub fn with_fields(mut self, fields: FieldMap) -> Self {
+        self.stream = self.stream.with_fields(&fields);
         self
     }
 
@@ -141,6 +149,13 @@ impl<R: BufRead> EventReader<R> {
             added += 1;
         }
         Ok(added)
+    }
+
+    /// This reader, for a net that reads only `names`: an array or an object under
+    /// any other attribute name is ignored (see [`LineParser::with_read_names`]).
+    pub fn with_read_names<'n>(mut self, names: impl IntoIterator<Item = &'n str>) -> Self {
+        self.stream = self.stream.with_read_names(names);
+        self
     }
 
     /// The format of the input, once known.
@@ -293,12 +308,29 @@ impl StreamParser {
         self
     }
 
+    /// This parser, reading fields as `fields` maps them (see [`FieldMap`]). Give it
+    /// before the first line.
+    pub fn with_fields(mut self, fields: &FieldMap) -> StreamParser {
+        self.base = self.base.with_fields(fields);
+        self.parser = self.parser.map(|p| p.with_fields(fields));
+        self
+    }
+
     /// This parser, sharing one copy of each of `names` among the events that use it
     /// as their type or as an attribute name (see [`LineParser::with_known_names`]).
     pub fn with_known_names<'n>(mut self, names: impl IntoIterator<Item = &'n str>) -> Self {
         let names: Vec<&str> = names.into_iter().collect();
         self.base = self.base.with_known_names(names.iter().copied());
         self.parser = self.parser.map(|p| p.with_known_names(names));
+        self
+    }
+
+    /// This parser, for a net that reads only `names` (see
+    /// [`LineParser::with_read_names`]).
+    pub fn with_read_names<'n>(mut self, names: impl IntoIterator<Item = &'n str>) -> Self {
+        let names: Vec<&str> = names.into_iter().collect();
+        self.base = self.base.with_read_names(names.iter().copied());
+        self.parser = self.parser.map(|p| p.with_read_names(names));
         self
     }
 

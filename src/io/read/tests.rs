@@ -152,7 +152,10 @@ fn json_times() {
         m.starts_with("`time` \"yesterday\" is not an RFC 3339 time ("),
         "{m}"
     );
-    let m = err(json(r#"{"id":1,"time":"2024-01-01T00:00:00"}"#));
+    // A date and time without a zone (as AIS feeds write them) is read as UTC.
+    let e = json(r#"{"id":1,"time":"2024-01-01T00:00:00"}"#).unwrap();
+    assert_eq!(e.time.micros(), 1_704_067_200_000_000);
+    let m = err(json(r#"{"id":1,"time":"2024-01-01"}"#));
     assert!(m.contains("is not an RFC 3339 time"), "{m}");
     assert_eq!(
         json(r#"{"id":1,"time":0.0000004}"#).unwrap().time.micros(),

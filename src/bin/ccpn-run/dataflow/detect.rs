@@ -107,10 +107,10 @@ impl Detect {
         }
         if !self.warned && self.detectors.values().any(|d| d.stats().evicted > 0) {
             self.warned = true;
-            eprintln!(
-                "ccpn-run: warning: a partition's share of --max-tokens ({}) is reached: its oldest waiting tokens are being evicted",
+            crate::say::warning(format_args!(
+                "a partition's share of --max-tokens ({}) is reached: its oldest waiting tokens are being evicted",
                 self.options.max_tokens
-            );
+            ));
         }
     }
 

@@ -20,7 +20,7 @@ mod wire;
 mod write;
 
 use std::collections::VecDeque;
-use std::io::{self, BufWriter};
+use std::io;
 use std::path::Path;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -86,30 +86,21 @@ pub(crate) fn run(args: &Args, net: Net) -> io::Result<ExitCode> {
         zone_index: !args.no_zone_index,
     });
     let stop = Arc::new(AtomicBool::new(false));
-    let reads = args.process == 0;
+    let reads = args.process_index() == 0;
     if !reads && args.events.is_some() {
-        eprintln!(
-            "ccpn-run: warning: process {} does not read events (process 0 does): the events file is not read",
-            args.process
-        );
+        crate::say::warning(format_args!(
+            "process {} does not read events (process 0 does): the events file is not read",
+            args.process_index()
+        ));
     }
     let (reader, events) = if reads {
         let (tx, rx) = bounded::<ToDetector>(64);
         let cfg = ReaderConfig {
-            names: net.names_read().into_iter().map(str::to_owned).collect(),
-            format: args.format,
-            space: net.space(),
-            max_delay: args.max_delay,
-            strict: args.strict,
-            max_line_bytes: args.max_line_bytes,
             checkpoint_every: 0,
-            heartbeat: args.heartbeat(),
+            ..ReaderConfig::new(args, &net)
         };
         let input = open_input(args)?;
-        let late_file = match &args.late {
-            Some(p) => Some(BufWriter::new(std::fs::File::create(p)?)),
-            None => None,
-        };
+        let late_file = crate::pipeline::open_late_file(args, false)?;
         let stop = stop.clone();
         let handle = thread::Builder::new()
             .name("reader".into())
@@ -161,7 +152,11 @@ pub(crate) fn run(args: &Args, net: Net) -> io::Result<ExitCode> {
     };
     if let Some(e) = error {
         if e.kind() != io::ErrorKind::BrokenPipe {
-            return Err(e);
+            return Err(if args.output_dir.is_some() {
+                e
+            } else {
+                crate::pipeline::cannot_write(e)
+            });
         }
     }
     warn_limits(
@@ -171,6 +166,7 @@ pub(crate) fn run(args: &Args, net: Net) -> io::Result<ExitCode> {
         &format!("the partitions' shares of --max-sets {}", args.max_sets),
         &format!("the partitions' shares of --max-tokens {}", args.max_tokens),
     );
+    crate::pipeline::say_unusable(&counts);
     if args.stats && reads {
         let elapsed = started.elapsed().as_secs_f64();
         let by_output: serde_json::Map<String, serde_json::Value> = shared
@@ -185,6 +181,7 @@ pub(crate) fn run(args: &Args, net: Net) -> io::Result<ExitCode> {
             "processed": processed,
             "rejected": counts.rejected,
             "late": counts.late + tally.late,
+            "unlocated": counts.unlocated,
             "detections": written,
             "by_output": by_output,
             "events_per_s": if elapsed > 0.0 { (processed as f64 / elapsed).round() } else { 0.0 },
@@ -202,11 +199,7 @@ pub(crate) fn run(args: &Args, net: Net) -> io::Result<ExitCode> {
         });
         eprintln!("{summary}");
     }
-    Ok(if counts.stopped {
-        ExitCode::from(3)
-    } else {
-        ExitCode::SUCCESS
-    })
+    Ok(crate::pipeline::exit_status(&counts))
 }
 
 /// Makes a failing worker or connection end the whole process at once, with one
@@ -216,8 +209,9 @@ fn fail_loudly() {
     std::panic::set_hook(Box::new(|info| {
         let (thread, what) = crate::panic_report(info);
         eprintln!(
-            "ccpn-run: the run failed in thread {thread}: {what}. In a cluster, a process has probably died: \
-             restart every process (the lines already written stand; a last line without a newline is incomplete)"
+            "{}the run failed in thread {thread}: {what}. In a cluster, a process has probably died: \
+             restart every process (the lines already written stand; a last line without a newline is incomplete)",
+            crate::say::ERROR
         );
         std::process::exit(1);
     }));
@@ -243,7 +237,7 @@ fn communication(
     let processes = args.processes as usize;
     let Some(path) = &args.hostfile else {
         return Err(io::Error::other(
-            "--processes needs --hostfile (-h): the processes' addresses",
+            "--processes needs --hostfile (-H): the processes' addresses",
         ));
     };
     let addresses = read_hostfile(path)?;
@@ -254,16 +248,9 @@ fn communication(
             addresses.len()
         )));
     }
-    if args.process as usize >= processes {
-        return Err(io::Error::other(format!(
-            "--process {} is not one of the {processes} processes (0 to {})",
-            args.process,
-            processes - 1
-        )));
-    }
     cluster::allocators(
         &addresses[..processes],
-        args.process as usize,
+        args.process_index() as usize,
         threads,
         Duration::from_secs(args.connect_timeout),
         greeting,

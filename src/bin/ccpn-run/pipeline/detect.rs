@@ -58,6 +58,10 @@ pub(super) fn detect(
     let max_tokens = detector.options().max_tokens;
     let mut warned_evictions = false;
     for msg in events.iter() {
+        if stop.load(Ordering::Relaxed) {
+            // The writer has gone (a closed stdout): nothing more is wanted.
+            break;
+        }
         let sent = match msg {
             ToDetector::Events(batch) => {
                 let mut found = Vec::new();
@@ -68,7 +72,7 @@ pub(super) fn detect(
                 }
                 if !warned_evictions && detector.stats().evicted > 0 {
                     warned_evictions = true;
-                    eprintln!("ccpn-run: warning: --max-tokens {max_tokens} reached: the oldest waiting tokens are being evicted");
+                    crate::say::warning(format_args!("--max-tokens {max_tokens} reached: the oldest waiting tokens are being evicted"));
                 }
                 tally.count(outputs, &found);
                 found.is_empty() || detections.send(ToWriter::Detections(found)).is_ok()

@@ -13,8 +13,7 @@ mod report;
 mod writer;
 
 use std::collections::HashMap;
-use std::fs::File;
-use std::io::{self, BufWriter};
+use std::io;
 use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -31,7 +30,7 @@ use detect::{detect, Tally};
 use writer::{write_detections, ToWriter};
 
 pub(crate) use reader::{open_input, read_events, ReadCounts, ReaderConfig, ToDetector};
-pub(crate) use report::warn_limits;
+pub(crate) use report::{exit_status, say_unusable, warn_limits, LateFile};
 
 /// Events (or detections) per channel message.
 const BATCH: usize = 1024;
@@ -81,7 +80,7 @@ pub(crate) fn run(args: &Args, net: Net) -> io::Result<ExitCode> {
     let counts = join(reader, "reader")??;
     if let Err(e) = join(writer, "writer")? {
         if e.kind() != io::ErrorKind::BrokenPipe {
-            return Err(e);
+            return Err(cannot_write(e));
         }
     }
     let stats = detector.stats();
@@ -93,6 +92,7 @@ pub(crate) fn run(args: &Args, net: Net) -> io::Result<ExitCode> {
         &format!("--max-sets {}", limits.max_sets),
         &format!("--max-tokens {}", limits.max_tokens),
     );
+    report::say_unusable(&counts);
     if args.stats {
         report::print_stats(&report::Summary {
             counts: &counts,
@@ -103,11 +103,7 @@ pub(crate) fn run(args: &Args, net: Net) -> io::Result<ExitCode> {
             elapsed: started.elapsed().as_secs_f64(),
         });
     }
-    Ok(if counts.stopped {
-        ExitCode::from(3)
-    } else {
-        ExitCode::SUCCESS
-    })
+    Ok(report::exit_status(&counts))
 }
 
 /// The detector, its tally and the input position to resume from: restored from
@@ -123,10 +119,10 @@ fn start_or_resume(
         Some(path) => match Checkpoint::read(path) {
             Ok(Some(c)) => Some(c),
             Ok(None) => {
-                eprintln!(
-                    "ccpn-run: no checkpoint at {}: starting from the first line",
+                crate::say::note(format_args!(
+                    "no checkpoint at {}: starting from the first line",
                     path.display()
-                );
+                ));
                 None
             }
             Err(e) => return Err(report::refuse(&e)),
@@ -160,14 +156,20 @@ fn start_or_resume(
 
 /// The `--late` file, if asked for: a resumed run adds to the late lines of the run
 /// it continues.
-fn open_late_file(args: &Args, resumed: bool) -> io::Result<Option<BufWriter<File>>> {
-    Ok(match &args.late {
-        Some(p) if resumed => Some(BufWriter::new(
-            File::options().append(true).create(true).open(p)?,
-        )),
-        Some(p) => Some(BufWriter::new(File::create(p)?)),
-        None => None,
-    })
+pub(crate) fn open_late_file(args: &Args, resumed: bool) -> io::Result<Option<LateFile>> {
+    args.late
+        .as_deref()
+        .map(|p| LateFile::open(p, resumed))
+        .transpose()
+}
+
+/// A failure to write the detections, `e`, saying so (a checkpoint's own failure
+/// names its file already).
+pub(crate) fn cannot_write(e: io::Error) -> io::Error {
+    io::Error::new(
+        e.kind(),
+        format!("cannot write the detections to standard output: {e}"),
+    )
 }
 
 /// What thread `name` returned.

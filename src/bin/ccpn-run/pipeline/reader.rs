@@ -6,18 +6,18 @@
 
 use std::collections::HashSet;
 use std::fs::File;
-use std::io::{self, BufReader, BufWriter, Read};
+use std::io::{self, BufReader, Read};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread;
 use std::time::Duration;
 
 use crossbeam_channel::{bounded, RecvTimeoutError, Sender};
 
-use ccpn::io::read::{BadLine, EventLine, EventReader, Format, LineError, Lines, Record};
+use ccpn::io::read::{BadLine, EventLine, EventReader, FieldMap, Format, LineError, Lines, Record};
 use ccpn::io::reorder::Reorder;
 use ccpn::{Event, Net, Space, Timestamp};
 
-use super::report::Reports;
+use super::report::{LateFile, Reports};
 use super::{BATCH, DEPTH};
 use crate::args::{Args, FormatArg};
 use crate::checkpoint::Position;
@@ -28,6 +28,8 @@ pub(crate) struct ReadCounts {
     pub(crate) read: u64,
     pub(crate) rejected: u64,
     pub(crate) late: u64,
+    /// Events read without a location.
+    pub(crate) unlocated: u64,
     /// Set when `--strict` stopped the run.
     pub(crate) stopped: bool,
 }
@@ -38,7 +40,9 @@ pub(crate) type Input = BufReader<Box<dyn Read + Send>>;
 /// Opens the events file, or standard input when there is none or it is `-`.
 pub(crate) fn open_input(args: &Args) -> io::Result<Input> {
     let raw: Box<dyn Read + Send> = match &args.events {
-        Some(p) if p.as_os_str() != "-" => Box::new(File::open(p)?),
+        Some(p) if p.as_os_str() != "-" => Box::new(
+            File::open(p).map_err(|e| crate::say::in_file(e, "cannot open the events file", p))?,
+        ),
         _ => Box::new(io::stdin()),
     };
     Ok(BufReader::with_capacity(1 << 16, raw))
@@ -57,12 +61,22 @@ pub(crate) struct ReaderConfig {
     pub(crate) checkpoint_every: u64,
     /// Move event time on when the input is quiet this long (`--heartbeat`).
     pub(crate) heartbeat: Option<Duration>,
+    /// `--field`, `--time-unit`, `--default-type`.
+    pub(crate) fields: FieldMap,
+    /// The input, for messages: its path, or "standard input".
+    pub(crate) input_name: String,
 }
 
 impl ReaderConfig {
-    /// The reader's part of the command line, for a run of `net`.
+    /// The reader's part of the command line (its field map checked already), for a
+    /// run of `net`.
     pub(crate) fn new(args: &Args, net: &Net) -> ReaderConfig {
         ReaderConfig {
+            fields: args.field_map().unwrap_or_default(),
+            input_name: match &args.events {
+                Some(p) if p.as_os_str() != "-" => p.display().to_string(),
+                _ => "standard input".to_owned(),
+            },
             names: net.names_read().into_iter().map(str::to_owned).collect(),
             format: args.format,
             space: net.space(),
@@ -82,7 +96,8 @@ impl ReaderConfig {
     fn event_reader<R: io::BufRead>(&self, input: R) -> EventReader<R> {
         let reader = EventReader::new(input, self.space)
             .with_max_line_bytes(self.max_line_bytes)
-            .with_known_names(self.names.iter().map(String::as_str));
+            .with_fields(self.fields.clone())
+            .with_read_names(self.names.iter().map(String::as_str));
         match self.format {
             FormatArg::Auto => reader,
             FormatArg::Jsonl => reader.with_format(Format::JsonLines),
@@ -124,7 +139,7 @@ struct Replay {
 pub(crate) fn read_events(
     input: Input,
     cfg: ReaderConfig,
-    late_file: Option<BufWriter<File>>,
+    late_file: Option<LateFile>,
     tx: Sender<ToDetector>,
     stop: &AtomicBool,
     resume: Option<Position>,
@@ -208,10 +223,12 @@ impl Reader {
         replay: &mut Replay,
     ) -> io::Result<u64> {
         while !stop.load(Ordering::Relaxed) {
+            let before = events.line_number();
             let Some(next) = events.next_record() else {
                 break;
             };
-            if !self.take(next?, replay)? {
+            let next = next.map_err(|e| self.read_failed(e, before))?;
+            if !self.take(next, replay)? {
                 break;
             }
             // What is read is sent before a read that may wait for more input: a
@@ -245,7 +262,7 @@ impl Reader {
             match rx.recv_timeout(beat) {
                 Ok(batch) => {
                     for next in batch {
-                        let (no, line) = next?;
+                        let (no, line) = next.map_err(|e| self.read_failed(e, last))?;
                         last = no;
                         let record = match &line {
                             Ok(line) => stream.record(no, line),
@@ -272,6 +289,14 @@ impl Reader {
             }
         }
         Ok(last)
+    }
+
+    /// The input could not be read after line `line`: `e`, saying so.
+    fn read_failed(&self, e: io::Error, line: u64) -> io::Error {
+        io::Error::new(
+            e.kind(),
+            format!("cannot read {} after line {line}: {e}", self.cfg.input_name),
+        )
     }
 
     /// Takes one line (before `replay.line`, a line a resumed run only reads again);
@@ -325,6 +350,9 @@ impl Reader {
             Ok(ev) => ev,
             Err(bad) => return self.reports.rejected(&bad),
         };
+        if ev.location.is_none() {
+            self.reports.unlocated(line.number(), &ev, self.cfg.space)?;
+        }
         match self.reorder.offer(ev.time, line.number(), ev) {
             Ok(now) => {
                 match now {

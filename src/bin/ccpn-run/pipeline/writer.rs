@@ -53,10 +53,10 @@ pub(super) fn write_detections(
                     out.flush()?;
                     let path = checkpoint.as_deref().expect("checkpoints only with a path");
                     if let Err(e) = write_atomically(path, &bytes) {
-                        eprintln!(
-                            "ccpn-run: warning: cannot write checkpoint {}: {e}",
+                        crate::say::warning(format_args!(
+                            "cannot write checkpoint {}: {e}",
                             path.display()
-                        );
+                        ));
                     }
                 }
             }

@@ -1,0 +1,176 @@
+//! `ccpn-run` as a command: a closed pipe on every write path, messages in one form,
+//! capped repeated reports, the exit status of a run that could use no line,
+//! argument errors, `-h`, and I/O errors that name their file.
+
+mod support;
+
+use std::process::Stdio;
+
+use support::tempfile_path::Temp;
+use support::*;
+
+/// Two detections per event after the first: a net whose output outruns a reader.
+const COUNT_NET: &str = r#"Net(
+    events: { "a": Atomic(type: "A"), "c": Count(of: "a", n: 2, distance: 1000.0, window: 100000.0) },
+    outputs: ["c"],
+)"#;
+
+fn many_events(n: usize) -> String {
+    (0..n)
+        .map(|i| format!("{{\"id\":{i},\"type\":\"A\",\"time\":{i},\"x\":0,\"y\":0}}\n"))
+        .collect()
+}
+
+#[test]
+fn a_closed_pipe_ends_every_output_quietly() {
+    let net = Temp::with("count.ron", COUNT_NET);
+    let events = Temp::with("ev.jsonl", &many_events(600));
+    for extra in [&[][..], &["--output", "geojson"], &["--workers", "2"]] {
+        let out = close_after_first_bytes(bin().args([net.path(), events.path()]).args(extra));
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{extra:?}: {err}");
+        assert!(!err.contains("Broken pipe"), "{extra:?}: {err}");
+    }
+}
+
+#[test]
+fn every_message_has_the_error_or_warning_prefix() {
+    let net = Temp::with("count.ron", COUNT_NET);
+    let input = "{\"id\":1,\"type\":\"A\",\"time\":5,\"x\":0,\"y\":0}\nnot json\n{\"id\":2,\"type\":\"A\",\"time\":1,\"x\":0,\"y\":0}\n";
+    let out = run(&[net.path()], input);
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("ccpn-run: warning: line 2: rejected: "),
+        "{err}"
+    );
+    assert!(err.contains("ccpn-run: warning: line 3: "), "{err}");
+    let out = run(&[net.path(), "/no/such/events.jsonl"], "");
+    assert!(text(&out.stderr).starts_with("ccpn-run: error: "));
+    let out = run(&["/no/such/net.ron"], "");
+    assert!(text(&out.stderr).starts_with("ccpn-run: error: "));
+}
+
+#[test]
+fn repeated_reports_are_capped_and_a_run_with_no_usable_line_fails() {
+    let net = Temp::with("count.ron", COUNT_NET);
+    let input = "{\"id\":1\n".repeat(500);
+    let out = run(&[net.path(), "--stats"], &input);
+    let err = text(&out.stderr);
+    assert_eq!(err.matches(": rejected: ").count(), 20, "{err}");
+    assert!(
+        err.contains(
+            "ccpn-run: warning: 480 more lines rejected for the same reason as line 1 (not shown)"
+        ),
+        "{err}"
+    );
+    assert!(
+        err.contains("ccpn-run: error: none of the 500 lines read could be used"),
+        "{err}"
+    );
+    assert_eq!(out.status.code(), Some(4));
+    let s = stats(&out);
+    assert_eq!(s["rejected"].as_u64(), Some(500));
+    // One usable line is enough for a normal end.
+    let input = format!("{input}{{\"id\":2,\"type\":\"A\",\"time\":1}}\n");
+    assert_eq!(run(&[net.path()], &input).status.code(), Some(0));
+}
+
+#[test]
+fn coordinates_under_the_other_space_names_are_counted_and_warned_once() {
+    let net = Temp::with("count.ron", COUNT_NET);
+    let input = "{\"id\":1,\"type\":\"A\",\"time\":0,\"lon\":1,\"lat\":2}\n{\"id\":2,\"type\":\"A\",\"time\":1,\"lon\":1,\"lat\":2}\n{\"id\":3,\"type\":\"A\",\"time\":2}\n";
+    let out = run(&[net.path(), "--stats"], input);
+    let err = text(&out.stderr);
+    assert_eq!(
+        err.matches("has `lon`/`lat` but the net is Planar").count(),
+        1,
+        "{err}"
+    );
+    assert!(err.contains("--field x=lon --field y=lat"), "{err}");
+    assert_eq!(stats(&out)["unlocated"].as_u64(), Some(3));
+}
+
+#[test]
+fn argument_errors_exit_2_naming_the_flag() {
+    let net = Temp::with("count.ron", COUNT_NET);
+    for (args, flag) in [
+        (&["-n", "2"][..], "--hostfile"),
+        (&["-p", "1"], "--process"),
+        (&["--hostfile", "hosts.txt"], "--hostfile"),
+        (&["-n", "2", "-p", "2", "-H", "hosts.txt"], "--process 2"),
+        (
+            &["--checkpoint", "c", "--output", "geojson"],
+            "--checkpoint",
+        ),
+        (&["--workers", "2", "--resume", "c"], "--resume"),
+        (&["--max-tokens", "many"], "--max-tokens"),
+    ] {
+        let mut all = vec![net.path()];
+        all.extend(args);
+        let out = run(&all, "");
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.starts_with("ccpn-run: error: "), "{args:?}: {err}");
+        assert!(err.contains(flag), "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn dash_h_is_help() {
+    let out = run(&["-h"], "");
+    assert_eq!(out.status.code(), Some(0));
+    let help = text(&out.stdout);
+    assert!(
+        help.contains("Usage: ccpn-run") && help.contains("-H, --hostfile"),
+        "{help}"
+    );
+}
+
+#[test]
+fn io_errors_name_the_file() {
+    let net = Temp::with("count.ron", COUNT_NET);
+    let dir = std::env::temp_dir();
+    let dir = dir.to_str().unwrap();
+    for (args, expected) in [
+        (
+            vec![net.path(), "/no/such/events.jsonl"],
+            "cannot open the events file /no/such/events.jsonl: ",
+        ),
+        (
+            vec![net.path(), dir],
+            &*format!("cannot read {dir} after line 0: "),
+        ),
+        (
+            vec![net.path(), "--late", "/no/such/dir/late.jsonl"],
+            "cannot create the --late file /no/such/dir/late.jsonl: ",
+        ),
+    ] {
+        let out = run(&args, "");
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+        assert!(err.contains(expected), "{args:?}: {err}");
+    }
+    if std::path::Path::new("/dev/full").exists() {
+        let full = std::fs::File::create("/dev/full").expect("/dev/full");
+        let out = bin()
+            .arg(net.path())
+            .stdin(Stdio::piped())
+            .stdout(full)
+            .stderr(Stdio::piped())
+            .spawn()
+            .and_then(|mut c| {
+                use std::io::Write;
+                c.stdin
+                    .take()
+                    .unwrap()
+                    .write_all(many_events(200).as_bytes())?;
+                c.wait_with_output()
+            })
+            .expect("run");
+        let err = text(&out.stderr);
+        assert!(
+            err.contains("cannot write the detections to standard output: "),
+            "{err}"
+        );
+    }
+}
