@@ -1,12 +1,10 @@
 //! Component nets of the memoryless operators: Atomic, Within, Direction(box), Or.
 
-use petgraph::graph::NodeIndex;
-
 use super::StabGroup;
 use super::{output, Ports};
 use crate::filter::Filter;
 use crate::model::{Model, ZoneId};
-use crate::petri::{ArcKind, PetriNet};
+use crate::petri::{ArcKind, NodeIndex, PetriNet};
 use crate::runtime::{Component, Guard, Stab};
 use crate::spatial::RelSet;
 
