@@ -71,7 +71,7 @@ use std::rc::Rc;
 
 use geo::{Distance, Geodesic, LineString, MultiPolygon, Point as GeoPoint, Polygon, Rect};
 use geojson::GeoJson;
-use sha2::Sha256;
+use xxhash_rust::xxh3::Xxh3Default;
 
 mod files;
 
@@ -92,7 +92,7 @@ pub(super) fn build<'a>(
     file: &str,
     src: &str,
     spec: &'a NetSpec,
-    digest: &mut Sha256,
+    digest: &mut Xxh3Default,
 ) -> (Vec<(&'a str, Zone)>, Vec<Problem>) {
     let mut b = Builder {
         digest,
@@ -133,7 +133,7 @@ type Loaded = Rc<Result<GeoJson, String>>;
 
 struct Builder<'d> {
     /// Takes in each GeoJSON file read (its path and text): part of the net's fingerprint.
-    digest: &'d mut Sha256,
+    digest: &'d mut Xxh3Default,
     space: Space,
     /// The directory GeoJSON paths are relative to.
     base: PathBuf,
