@@ -9,7 +9,7 @@
 
 use std::sync::Arc;
 
-use geo::{LineString, MultiPolygon, Polygon, Rect};
+use geo_types::{LineString, MultiPolygon, Polygon, Rect};
 
 use crate::event::{Point, Space, Timestamp};
 use crate::{count, spatial};

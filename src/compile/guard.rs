@@ -71,7 +71,7 @@ pub(super) fn dir_box(
     let z = &model.zones[zone];
     let rect = z
         .bbox(model.space)
-        .unwrap_or(geo::Rect::new((0.0, 0.0), (0.0, 0.0)));
+        .unwrap_or(geo_types::Rect::new((0.0, 0.0), (0.0, 0.0)));
     let input = net.place(format!("{label}.in"), Some(id));
     let t = net.transition("direction", id);
     net.arc(input, t, ArcKind::Normal, "");

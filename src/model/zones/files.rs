@@ -9,7 +9,7 @@ use std::rc::Rc;
 use geojson::{Feature, GeoJson, Geometry, GeometryValue};
 use xxhash_rust::xxh3::Xxh3Default;
 
-use geo::Polygon;
+use geo_types::Polygon;
 
 use super::{polygon, Builder, Loaded, VertexBudget, MAX_GEOJSON_BYTES};
 use crate::event::Space;

@@ -69,7 +69,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
-use geo::{Distance, Geodesic, LineString, MultiPolygon, Point as GeoPoint, Polygon, Rect};
+use geo_types::{LineString, MultiPolygon, Polygon, Rect};
 use geojson::GeoJson;
 use xxhash_rust::xxh3::Xxh3Default;
 
@@ -77,7 +77,7 @@ mod files;
 
 use super::Problem;
 use crate::event::{Point, Space};
-use crate::spatial::{Shape, Zone, MAX_SEGMENT_M};
+use crate::spatial::{geodesic_distance, Shape, Zone, MAX_SEGMENT_M};
 use crate::spec::{self, NetSpec, PolygonSpec, Xy, ZoneSpec};
 
 /// The largest number of vertices a zone may have, all rings and parts together.
@@ -315,7 +315,7 @@ impl Builder<'_> {
                 let half_width = positive("width", *width)? / 2.0;
                 if space == Space::Wgs84 {
                     for (i, w) in line.windows(2).enumerate() {
-                        let len = Geodesic.distance(GeoPoint(w[0]), GeoPoint(w[1]));
+                        let len = geodesic_distance(w[0], w[1]);
                         if len.is_nan() || len >= MAX_SEGMENT_M {
                             return Err(format!(
                                 "segment {} is {:.0} km long; segments must be shorter than {:.0} km",
