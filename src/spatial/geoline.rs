@@ -7,7 +7,7 @@
 //! `d·cos(Δazimuth)`, step along the segment by the along-track offset of the point
 //! as seen from the current foot, until a step is below 0.01 mm (a Newton iteration:
 //! each step's relative error is of the order of (d/R)², so a few steps suffice). Every
-//! distance evaluated is an exact geodesic (Karney's algorithms through `geo`, accurate
+//! distance evaluated is an exact geodesic (Karney's algorithms, `geographiclib-rs`, accurate
 //! to about 15 nm) between the point and a point of the segment, so the answer is
 //! never below the true distance and exceeds it by less than 0.1 mm (far less when
 //! the point is off the line: an error ε in the foot's position changes the distance

@@ -180,7 +180,7 @@ impl VertexBudget {
 }
 
 /// A checked ring: at least three distinct points (a closing repeat of the first point
-/// is dropped, and `geo` closes the ring again).
+/// is dropped, and `geo_types::Polygon::new` closes the ring again).
 fn ring(space: Space, pts: &[Xy], budget: &mut VertexBudget) -> Result<LineString<f64>, String> {
     budget.take(pts.len())?;
     let mut ring: Vec<Point> = pts
