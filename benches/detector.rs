@@ -12,8 +12,7 @@ use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughpu
 use ccpn::io::read::LineParser;
 use ccpn::{Detector, Event, Net};
 
-#[path = "../examples/common/stream.rs"]
-mod stream;
+use ccpn::bench::stream;
 
 #[cfg(feature = "mimalloc")]
 #[global_allocator]

@@ -13,7 +13,7 @@ net=${1:-benches/nets/twenty.ron}
 count=${2:-1000000}
 tmp=${TMPDIR:-/tmp}
 events="$tmp/ccpn-uniform-$count.jsonl"
-cargo build --release --quiet --bin ccpn-run --example gen_events
+cargo build --release --quiet --bin ccpn-run --features bench --example gen_events
 if [ ! -s "$events" ]; then
     ./target/release/examples/gen_events uniform "$count" > "$events"
 fi

@@ -1,14 +1,13 @@
 //! Writes a seeded stream of events as JSON Lines on stdout.
 //!
 //! ```text
-//! cargo run --release --example gen_events -- uniform 1000000 > /tmp/uniform.jsonl
-//! cargo run --release --example gen_events -- harbour 3000 [objects] [seed]
+//! cargo run --release --features bench --example gen_events -- uniform 1000000 > /tmp/uniform.jsonl
+//! cargo run --release --features bench --example gen_events -- harbour 3000 [objects] [seed]
 //! ```
 
 use std::io::{self, BufWriter, Write};
 
-#[path = "common/stream.rs"]
-mod stream;
+use ccpn::bench::stream;
 
 fn main() -> io::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();

@@ -2,7 +2,7 @@
 //! target for profilers (`perf record`), without I/O in the way.
 //!
 //! ```text
-//! cargo run --release --example push_profile -- benches/nets/twenty.ron 1000000 [BATCH]
+//! cargo run --release --features bench --example push_profile -- benches/nets/twenty.ron 1000000 [BATCH]
 //! ```
 //!
 //! All events are parsed before the clock starts, unless `BATCH` is given: then they
@@ -14,8 +14,7 @@ use std::time::Instant;
 use ccpn::io::read::LineParser;
 use ccpn::{Detector, Net};
 
-#[path = "common/stream.rs"]
-mod stream;
+use ccpn::bench::stream;
 
 #[cfg(feature = "mimalloc")]
 #[global_allocator]

@@ -2,7 +2,7 @@
 //! holds stay bounded: the windows, not the stream's length, bound its memory.
 //!
 //! ```text
-//! cargo run --release --example soak -- [EVENTS] [MAX_PEAK] [NET]
+//! cargo run --release --features bench --example soak -- [EVENTS] [MAX_PEAK] [NET]
 //! ```
 //! defaults: 10,000,000 events, a peak of 5,000 live tokens, the benchmark net. Prints
 //! the detector's statistics and exits non-zero if the peak exceeds `MAX_PEAK`. CI runs
@@ -13,8 +13,7 @@ use std::process::ExitCode;
 use ccpn::io::read::LineParser;
 use ccpn::{Detector, Net};
 
-#[path = "common/stream.rs"]
-mod stream;
+use ccpn::bench::stream;
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();

@@ -1,15 +1,18 @@
 //! The crate-private indexes, opened to the benchmarks (`benches/count.rs`,
-//! `benches/zones.rs`) with the `bench` feature. Not part of ccpn's API: it may change
-//! in any release.
+//! `benches/zones.rs`) with the `bench` feature, and the seeded event streams of the
+//! benchmarks and examples ([`stream`]). Not part of ccpn's API: it may change in any
+//! release.
 //!
 //! Each type wraps the crate's own and forwards to it, so a benchmark runs exactly the
 //! code the detector runs: [`CountIndex`] is `count::CountIndex` (the `Count`
 //! operator's level-wise index), [`ZoneIndex`] is `spatial::ZoneIndex` (the zone
 //! R*-tree behind `Within`).
 
+pub mod stream;
+
 use std::sync::Arc;
 
-use geo::{LineString, MultiPolygon, Polygon, Rect};
+use geo_types::{LineString, MultiPolygon, Polygon, Rect};
 
 use crate::event::{Point, Space, Timestamp};
 use crate::{count, spatial};

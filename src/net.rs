@@ -61,10 +61,12 @@ impl Net {
         })
     }
 
-    /// A SHA-256 of the net's text and of every GeoJSON file it read: two nets with
-    /// the same fingerprint detect the same things. Checkpoints and the processes of
-    /// a cluster compare it.
-    pub fn fingerprint(&self) -> [u8; 32] {
+    /// An XXH3-128 hash of the net's text and of every GeoJSON file it read: two nets
+    /// with the same fingerprint detect the same things. Checkpoints and the processes
+    /// of a cluster compare it. It guards against mistakes (a checkpoint resumed on
+    /// another net, a cluster process started with other files), not against someone
+    /// crafting a net to collide.
+    pub fn fingerprint(&self) -> [u8; 16] {
         self.model.fingerprint
     }
 

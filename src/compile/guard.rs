@@ -1,12 +1,10 @@
 //! Component nets of the memoryless operators: Atomic, Within, Direction(box), Or.
 
-use petgraph::graph::NodeIndex;
-
 use super::StabGroup;
 use super::{output, Ports};
 use crate::filter::Filter;
 use crate::model::{Model, ZoneId};
-use crate::petri::{ArcKind, PetriNet};
+use crate::petri::{ArcKind, NodeIndex, PetriNet};
 use crate::runtime::{Component, Guard, Stab};
 use crate::spatial::RelSet;
 
@@ -73,7 +71,7 @@ pub(super) fn dir_box(
     let z = &model.zones[zone];
     let rect = z
         .bbox(model.space)
-        .unwrap_or(geo::Rect::new((0.0, 0.0), (0.0, 0.0)));
+        .unwrap_or(geo_types::Rect::new((0.0, 0.0), (0.0, 0.0)));
     let input = net.place(format!("{label}.in"), Some(id));
     let t = net.transition("direction", id);
     net.arc(input, t, ArcKind::Normal, "");

@@ -9,11 +9,10 @@ mod state;
 
 use std::sync::Arc;
 
-use petgraph::graph::NodeIndex;
 use rustc_hash::FxHashMap;
 
 use crate::model::{Model, Op};
-use crate::petri::{ArcKind, PetriNet};
+use crate::petri::{ArcKind, NodeIndex, PetriNet};
 use crate::runtime::{CountGroup, Dispatch, Program};
 
 /// The `Within` components reading one input: they share one zone R*-tree.

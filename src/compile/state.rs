@@ -8,7 +8,7 @@
 
 use super::{output, Ports};
 use crate::model::{Combine as How, Model, StateKey, StateOp};
-use crate::petri::{ArcKind, PetriNet};
+use crate::petri::{ArcKind, NodeIndex, PetriNet};
 use crate::runtime::{
     Close, Combine, Component, Decide, During, Lasting, PhaseOf, Silent, Stationary, Toggle,
 };
@@ -37,7 +37,7 @@ pub(super) fn state(
     model: &Model,
     op: &StateOp,
     key: &StateKey,
-) -> (Component, Ports, petgraph::graph::NodeIndex) {
+) -> (Component, Ports, NodeIndex) {
     let holds = net.place(format!("{label}.holds{}", key_label(key)), Some(id));
     let out = net.place(format!("{label}.out"), Some(id));
     let begin = |net: &mut PetriNet, what: String| {
@@ -200,7 +200,7 @@ pub(super) fn during(
     label: &str,
     holds: bool,
     key: &Option<crate::model::Attr>,
-    state_place: petgraph::graph::NodeIndex,
+    state_place: NodeIndex,
 ) -> (Component, Ports) {
     let marks = net.place(format!("{label}.state"), Some(id));
     let input = net.place(format!("{label}.in"), Some(id));

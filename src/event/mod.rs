@@ -13,7 +13,7 @@ use std::sync::Arc;
 use serde::{Serialize, Serializer};
 
 /// A point in the net's space: `x`/`y` for planar nets, `lon`/`lat` (degrees) for WGS84 nets.
-pub type Point = geo::Coord<f64>;
+pub type Point = geo_types::Coord<f64>;
 
 /// An event's identifier: an integer or a string, echoed back exactly as given.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -40,9 +40,9 @@ pub(crate) struct Model {
     pub(crate) key_attrs: Vec<Arc<str>>,
     /// Zones that move with a tracked object.
     pub(crate) moving: Vec<Moving>,
-    /// SHA-256 of the net's text and of the GeoJSON files it read (path and text, in
+    /// XXH3-128 of the net's text and of the GeoJSON files it read (path and text, in
     /// the order read): a checkpoint names the net it belongs to by it.
-    pub(crate) fingerprint: [u8; 32],
+    pub(crate) fingerprint: [u8; 16],
 }
 
 /// A zone anchored to an event: re-centred on each of its occurrences, and (for a

@@ -1,10 +1,10 @@
 //! The halo never misses a cell that holds a point within reach.
 
-use geo::{Destination, Geodesic, Point as GeoPoint};
 use proptest::prelude::*;
 
 use super::cells::{Cells, Grid, Halo};
 use crate::event::{Point, Space};
+use crate::spatial::geodesic_destination;
 
 /// Checks that `q`'s cell is in `p`'s halo.
 fn covered(grid: &Grid, p: Point, q: Point) -> Result<(), TestCaseError> {
@@ -42,8 +42,8 @@ proptest! {
     ) {
         let grid = Grid::new(Space::Wgs84, reach);
         let p = Point { x: lon, y: lat };
-        let q = Geodesic.destination(GeoPoint::new(lon, lat), bearing, reach * frac);
-        covered(&grid, p, Point { x: q.x(), y: q.y() })?;
+        let q = geodesic_destination(p, bearing, reach * frac);
+        covered(&grid, p, q)?;
     }
 }
 

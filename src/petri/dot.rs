@@ -3,8 +3,6 @@
 
 use std::fmt::Write;
 
-use petgraph::visit::EdgeRef;
-
 use super::{ArcKind, NetNode, PetriNet};
 
 /// The net in Graphviz `dot` syntax.
@@ -12,9 +10,8 @@ pub(crate) fn to_dot(net: &PetriNet) -> String {
     let mut s = String::from("digraph ccpn {\n  rankdir=LR;\n  node [fontname=\"Helvetica\", fontsize=10];\n  edge [fontname=\"Helvetica\", fontsize=9];\n");
     let mut clusters: Vec<Vec<String>> = vec![Vec::new(); net.components.len()];
     let mut free: Vec<String> = Vec::new();
-    for idx in net.graph.node_indices() {
-        let id = idx.index();
-        let (line, component) = match &net.graph[idx] {
+    for (id, node) in net.nodes.iter().enumerate() {
+        let (line, component) = match node {
             NetNode::Place { label, component } => {
                 (format!("n{id} [shape=circle, label={}];", quote(label)), *component)
             }
@@ -45,8 +42,7 @@ pub(crate) fn to_dot(net: &PetriNet) -> String {
     for l in free {
         let _ = writeln!(s, "  {l}");
     }
-    for e in net.graph.edge_references() {
-        let w = e.weight();
+    for w in &net.arcs {
         let style = match w.kind {
             ArcKind::Normal => "",
             ArcKind::Read => ", style=dashed",
@@ -56,8 +52,8 @@ pub(crate) fn to_dot(net: &PetriNet) -> String {
         let _ = writeln!(
             s,
             "  n{} -> n{} [label={}{style}];",
-            e.source().index(),
-            e.target().index(),
+            w.from.index(),
+            w.to.index(),
             quote(&w.label)
         );
     }

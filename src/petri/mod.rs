@@ -1,12 +1,21 @@
-//! The compositional coloured Petri net: places, transitions and arcs in a petgraph
-//! graph, grouped into one component net per operator and joined by connection
+//! The compositional coloured Petri net: places, transitions and arcs in an arena
+//! (nodes and arcs in two vectors, an arc naming its ends by index), grouped into one component net per operator and joined by connection
 //! transitions. Built once at load; drawn by [`dot`]; never walked per event.
 
 mod dot;
 
 pub(crate) use dot::to_dot;
 
-use petgraph::graph::{DiGraph, NodeIndex};
+/// A node's place in [`PetriNet::nodes`]; numbers the node in the `dot` drawing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct NodeIndex(u32);
+
+impl NodeIndex {
+    /// The node's position in [`PetriNet::nodes`].
+    pub(crate) fn index(self) -> usize {
+        self.0 as usize
+    }
+}
 
 /// A node of the net.
 #[derive(Clone, Debug)]
@@ -37,9 +46,12 @@ pub(crate) enum ArcKind {
     Inhibitor,
 }
 
-/// An arc; its label shows its weight, guard or spatial predicate.
+/// An arc from one node to another; its label shows its weight, guard or spatial
+/// predicate.
 #[derive(Clone, Debug)]
 pub(crate) struct NetArc {
+    pub(crate) from: NodeIndex,
+    pub(crate) to: NodeIndex,
     pub(crate) kind: ArcKind,
     pub(crate) label: String,
 }
@@ -47,25 +59,34 @@ pub(crate) struct NetArc {
 /// The whole net, and a name for each component (an operator of the model).
 #[derive(Clone, Debug, Default)]
 pub(crate) struct PetriNet {
-    pub(crate) graph: DiGraph<NetNode, NetArc>,
+    /// Places and transitions, in the order they were added.
+    pub(crate) nodes: Vec<NetNode>,
+    /// Arcs, in the order they were added.
+    pub(crate) arcs: Vec<NetArc>,
     /// `name: Operator` of each component, by model node.
     pub(crate) components: Vec<String>,
 }
 
 impl PetriNet {
+    fn add_node(&mut self, node: NetNode) -> NodeIndex {
+        let index = u32::try_from(self.nodes.len()).expect("fewer than 2^32 nodes");
+        self.nodes.push(node);
+        NodeIndex(index)
+    }
+
     pub(crate) fn place(
         &mut self,
         label: impl Into<String>,
         component: Option<usize>,
     ) -> NodeIndex {
-        self.graph.add_node(NetNode::Place {
+        self.add_node(NetNode::Place {
             label: label.into(),
             component,
         })
     }
 
     pub(crate) fn transition(&mut self, label: impl Into<String>, component: usize) -> NodeIndex {
-        self.graph.add_node(NetNode::Transition {
+        self.add_node(NetNode::Transition {
             label: label.into(),
             component,
         })
@@ -78,27 +99,25 @@ impl PetriNet {
         kind: ArcKind,
         label: impl Into<String>,
     ) {
-        self.graph.add_edge(
+        self.arcs.push(NetArc {
             from,
             to,
-            NetArc {
-                kind,
-                label: label.into(),
-            },
-        );
+            kind,
+            label: label.into(),
+        });
     }
 
     /// Joins output place `from` to input place `to` through a connection transition.
     pub(crate) fn connect(&mut self, from: NodeIndex, to: NodeIndex) {
-        let t = self.graph.add_node(NetNode::Connection);
+        let t = self.add_node(NetNode::Connection);
         self.arc(from, t, ArcKind::Normal, "");
         self.arc(t, to, ArcKind::Normal, "");
     }
 
     /// Counts of (places, transitions, connection transitions, arcs).
     pub(crate) fn counts(&self) -> (usize, usize, usize, usize) {
-        let mut c = (0, 0, 0, self.graph.edge_count());
-        for n in self.graph.node_weights() {
+        let mut c = (0, 0, 0, self.arcs.len());
+        for n in &self.nodes {
             match n {
                 NetNode::Place { .. } => c.0 += 1,
                 NetNode::Transition { .. } => c.1 += 1,

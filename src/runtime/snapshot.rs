@@ -1,8 +1,8 @@
 //! Snapshots: a detector's whole state as bytes, and a detector rebuilt from them.
 //!
 //! Layout: the magic `CCPNSNAP`, the format version (`u32`, little-endian), the
-//! fingerprint of the net (32 bytes, see `Model::fingerprint`), the SHA-256 of the
-//! rest, then a postcard-encoded [`Body`]. The checksum catches truncation and
+//! fingerprint of the net (16 bytes, see `Model::fingerprint`), the XXH3-128 of the
+//! rest (16 bytes, little-endian), then a postcard-encoded [`Body`]. The checksum catches truncation and
 //! damage; a snapshot crafted to pass it is trusted like the detector's own memory. The state proper is encoded with every input event and every constituent
 //! list written once and referred to by number, however many tokens share it; the
 //! tables come first so that decoding can rebuild the shared values before the state
@@ -19,7 +19,7 @@ use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
+use xxhash_rust::xxh3::xxh3_128;
 
 use super::token::{Member, Members, Term};
 use crate::event::Event;
@@ -28,8 +28,9 @@ use crate::event::Event;
 const MAGIC: &[u8; 8] = b"CCPNSNAP";
 /// The layout of the state: bumped whenever it changes (2: a token of one constituent
 /// refers to its terminator rather than to a constituent list; 3: the counting index
-/// keeps no marks on its points, and files its grid cells under one word).
-pub(crate) const VERSION: u32 = 3;
+/// keeps no marks on its points, and files its grid cells under one word; 4: the
+/// fingerprint and the checksum are XXH3-128 hashes of 16 bytes, not SHA-256).
+pub(crate) const VERSION: u32 = 4;
 
 /// A snapshot could not be restored.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -67,7 +68,7 @@ struct Body {
 }
 
 /// Encodes `state` as a snapshot of the net with `fingerprint`.
-pub(crate) fn encode<S: Serialize>(fingerprint: &[u8; 32], state: &S) -> Vec<u8> {
+pub(crate) fn encode<S: Serialize>(fingerprint: &[u8; 16], state: &S) -> Vec<u8> {
     OUT.with_borrow_mut(|out| *out = Some(Tables::default()));
     let encoded = postcard::to_stdvec(state);
     let mut tables = OUT.with_borrow_mut(Option::take).unwrap_or_default();
@@ -88,11 +89,11 @@ pub(crate) fn encode<S: Serialize>(fingerprint: &[u8; 32], state: &S) -> Vec<u8>
         state,
     };
     let body = postcard::to_stdvec(&body).expect("runtime state serialises");
-    let mut bytes = Vec::with_capacity(MAGIC.len() + 4 + 32 + 32 + body.len());
+    let mut bytes = Vec::with_capacity(MAGIC.len() + 4 + 16 + 16 + body.len());
     bytes.extend_from_slice(MAGIC);
     bytes.extend_from_slice(&VERSION.to_le_bytes());
     bytes.extend_from_slice(fingerprint);
-    bytes.extend_from_slice(&Sha256::digest(&body));
+    bytes.extend_from_slice(&xxh3_128(&body).to_le_bytes());
     bytes.extend_from_slice(&body);
     bytes
 }
@@ -100,7 +101,7 @@ pub(crate) fn encode<S: Serialize>(fingerprint: &[u8; 32], state: &S) -> Vec<u8>
 /// Decodes a snapshot of the net with `fingerprint`; events are rewrapped with the
 /// net's `key_attrs`.
 pub(crate) fn decode<S: for<'de> Deserialize<'de>>(
-    fingerprint: &[u8; 32],
+    fingerprint: &[u8; 16],
     key_attrs: &[Arc<str>],
     bytes: &[u8],
 ) -> Result<S, RestoreError> {
@@ -118,15 +119,15 @@ pub(crate) fn decode<S: for<'de> Deserialize<'de>>(
         });
     }
     let (theirs, rest) = rest
-        .split_first_chunk::<32>()
+        .split_first_chunk::<16>()
         .ok_or(RestoreError::NotASnapshot)?;
     if theirs != fingerprint {
         return Err(RestoreError::OtherNet);
     }
     let (sum, rest) = rest
-        .split_first_chunk::<32>()
+        .split_first_chunk::<16>()
         .ok_or(RestoreError::NotASnapshot)?;
-    if Sha256::digest(rest)[..] != sum[..] {
+    if xxh3_128(rest).to_le_bytes() != *sum {
         return Err(RestoreError::Corrupt(
             "its checksum does not match (truncated or altered)".into(),
         ));
@@ -271,5 +272,52 @@ pub(crate) mod constituents {
             Form::One(seq) => Members::One(seq),
             Form::Many(list) => Members::Many(list),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const NET: [u8; 16] = [7; 16];
+
+    fn decoded(bytes: &[u8]) -> Result<Vec<u32>, RestoreError> {
+        decode(&NET, &[], bytes)
+    }
+
+    #[test]
+    fn a_snapshot_decodes_to_its_state() {
+        let bytes = encode(&NET, &vec![1u32, 2, 3]);
+        assert_eq!(decoded(&bytes), Ok(vec![1, 2, 3]));
+    }
+
+    #[test]
+    fn older_formats_other_nets_and_damage_are_refused() {
+        let good = encode(&NET, &vec![1u32, 2, 3]);
+        let mut older = good.clone();
+        older[8..12].copy_from_slice(&3u32.to_le_bytes());
+        assert_eq!(
+            decoded(&older),
+            Err(RestoreError::Version {
+                found: 3,
+                expected: VERSION
+            })
+        );
+        assert_eq!(
+            decode::<Vec<u32>>(&[8; 16], &[], &good),
+            Err(RestoreError::OtherNet)
+        );
+        for at in 12 + 16..good.len() {
+            let mut damaged = good.clone();
+            damaged[at] ^= 0x10;
+            assert!(
+                matches!(decoded(&damaged), Err(RestoreError::Corrupt(_))),
+                "byte {at}"
+            );
+        }
+        for len in 0..good.len() {
+            assert!(decoded(&good[..len]).is_err(), "cut at {len}");
+        }
+        assert_eq!(decoded(b"{\"not\": 1}"), Err(RestoreError::NotASnapshot));
     }
 }

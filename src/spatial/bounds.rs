@@ -12,7 +12,7 @@
 
 use std::f64::consts::PI;
 
-use geo::Rect;
+use geo_types::Rect;
 use smallvec::SmallVec;
 
 use super::metric::{WGS84_A, WGS84_E2};

@@ -1,7 +1,7 @@
 //! Projection-based direction relations (N, S, E, W and their combinations) between a
 //! point and a reference rectangle, as the four-tuple (N, S, E, W).
 
-use geo::Rect;
+use geo_types::Rect;
 
 use crate::event::Point;
 

@@ -7,7 +7,7 @@
 //! `d·cos(Δazimuth)`, step along the segment by the along-track offset of the point
 //! as seen from the current foot, until a step is below 0.01 mm (a Newton iteration:
 //! each step's relative error is of the order of (d/R)², so a few steps suffice). Every
-//! distance evaluated is an exact geodesic (Karney's algorithms through `geo`, accurate
+//! distance evaluated is an exact geodesic (Karney's algorithms, `geographiclib-rs`, accurate
 //! to about 15 nm) between the point and a point of the segment, so the answer is
 //! never below the true distance and exceeds it by less than 0.1 mm (far less when
 //! the point is off the line: an error ε in the foot's position changes the distance
@@ -22,10 +22,12 @@
 use std::fmt;
 use std::sync::{Arc, OnceLock};
 
-use geo::{Bearing, Destination, Distance, Geodesic, LineString, Point as GeoPoint};
+use geo_types::LineString;
 
 use super::bounds::{equivalent_lons, geo_circle_boxes, in_rect, push_lon_range, reach, Boxes};
-use super::metric::WGS84_F;
+use super::metric::{
+    geodesic_azimuth as azimuth, geodesic_destination, geodesic_distance as dist, WGS84_F,
+};
 use crate::event::Point;
 
 /// The longest segment a widened line may have on WGS84, metres.
@@ -47,14 +49,6 @@ pub(crate) struct GeoSeg {
     /// Boxes (degrees, within [-180, 180]) holding every point within the line's
     /// half-width of the segment.
     pub(crate) boxes: Boxes,
-}
-
-fn dist(a: Point, b: Point) -> f64 {
-    Geodesic.distance(GeoPoint(a), GeoPoint(b))
-}
-
-fn azimuth(a: Point, b: Point) -> f64 {
-    Geodesic.bearing(GeoPoint(a), GeoPoint(b))
 }
 
 /// The latitude (degrees, positive) of the vertex — the point nearest a pole — of the
@@ -166,7 +160,7 @@ impl GeoSeg {
             } else if s >= len {
                 self.b
             } else {
-                Geodesic.destination(GeoPoint(self.a), self.azi, s).0
+                geodesic_destination(self.a, self.azi, s)
             };
             let dx = dist(x, p);
             best = best.min(dx);
@@ -294,9 +288,7 @@ mod tests {
             let mut best = f64::INFINITY;
             let mut best_i: usize = 0;
             for i in 0..=n {
-                let x = Geodesic
-                    .destination(GeoPoint(a), seg.azi, seg.len * i as f64 / n as f64)
-                    .0;
+                let x = geodesic_destination(a, seg.azi, seg.len * i as f64 / n as f64);
                 let dx = dist(x, p);
                 if dx < best {
                     best = dx;
@@ -310,7 +302,7 @@ mod tests {
             );
             for i in 0..=10_000 {
                 let s = lo + (hi - lo) * i as f64 / 10_000.0;
-                let x = Geodesic.destination(GeoPoint(a), seg.azi, s).0;
+                let x = geodesic_destination(a, seg.azi, s);
                 best = best.min(dist(x, p));
             }
             assert!(d <= best + 1e-6, "{d} > sampled {best}");
@@ -322,9 +314,7 @@ mod tests {
     fn boxes_hold_the_bulge_towards_the_pole() {
         // A geodesic between two points at 60°N, 40° of longitude apart, bows north.
         let seg = GeoSeg::new(pt(0.0, 60.0), pt(40.0, 60.0), 1.0);
-        let mid = Geodesic
-            .destination(GeoPoint(pt(0.0, 60.0)), seg.azi, seg.len / 2.0)
-            .0;
+        let mid = geodesic_destination(pt(0.0, 60.0), seg.azi, seg.len / 2.0);
         assert!(mid.y > 61.0, "{mid:?}");
         assert!(seg.boxes.iter().any(|r| in_rect(r, mid)));
     }

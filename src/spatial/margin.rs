@@ -13,9 +13,7 @@
 //! to the point found, so the comparison with the margin is decided on a geodesic
 //! wherever it is close.
 
-use geo::{Destination, Geodesic, Point as GeoPoint};
-
-use super::metric::{bearing, distance, norm360, WGS84_A, WGS84_E2};
+use super::metric::{bearing, distance, geodesic_destination, norm360, WGS84_A, WGS84_E2};
 use super::zone::{Shape, Zone};
 use crate::event::{Point, Space};
 
@@ -149,7 +147,7 @@ fn sector_distance(
                     y: center.y + radius * r.cos(),
                 }
             }
-            Space::Wgs84 => Geodesic.destination(GeoPoint(center), deg, radius).0,
+            Space::Wgs84 => geodesic_destination(center, deg, radius),
         }
     };
     let (e1, e2) = (end(from), end(to));
@@ -226,7 +224,7 @@ impl Tangent {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use geo::{LineString, Polygon, Rect};
+    use geo_types::{LineString, Polygon, Rect};
 
     fn zone(shape: Shape) -> Zone {
         Zone {
@@ -296,7 +294,7 @@ mod tests {
     fn wgs84_rect_margin_is_metres_within_a_thousandth() {
         // A rectangle from the equator north: a point 100 m north of its south edge.
         let z = zone(Shape::Rect(Rect::new((0.0, 0.0), (1.0, 1.0))));
-        let at = |north_m: f64| Geodesic.destination(GeoPoint(pt(0.5, 0.0)), 0.0, north_m).0;
+        let at = |north_m: f64| geodesic_destination(pt(0.5, 0.0), 0.0, north_m);
         assert_eq!(side(&z, Space::Wgs84, at(100.2), 100.0), Side::Inside);
         assert_eq!(side(&z, Space::Wgs84, at(99.8), 100.0), Side::Near);
         let d = boundary_distance(&z.shape, Space::Wgs84, at(100.0), 100.0);
@@ -311,7 +309,7 @@ mod tests {
             center: pt(0.0, 0.0),
             radius: 1000.0,
         });
-        let at = |m: f64| Geodesic.destination(GeoPoint(pt(0.0, 0.0)), 0.0, m).0;
+        let at = |m: f64| geodesic_destination(pt(0.0, 0.0), 0.0, m);
         assert_eq!(side(&z, Space::Wgs84, at(899.0), 100.0), Side::Inside);
         assert_eq!(side(&z, Space::Wgs84, at(901.0), 100.0), Side::Near);
         assert_eq!(side(&z, Space::Wgs84, at(1101.0), 100.0), Side::Outside);

@@ -1,15 +1,40 @@
 //! Distances and bearings in a net's space: Euclidean for planar, geodesic (Karney) on WGS84.
 
-use geo::{Bearing, Distance, Euclidean, Geodesic, Point as GeoPoint};
+use std::sync::LazyLock;
 
+use geographiclib_rs::{DirectGeodesic, Geodesic, InverseGeodesic};
+
+use super::planar::euclidean;
 use crate::event::{Point, Space};
+
+/// The WGS84 ellipsoid's geodesics (Karney's algorithms, `geographiclib-rs`).
+static WGS84: LazyLock<Geodesic> = LazyLock::new(Geodesic::wgs84);
+
+/// The length of the geodesic from `a` to `b`, (lon, lat) degrees, in metres.
+pub(crate) fn geodesic_distance(a: Point, b: Point) -> f64 {
+    InverseGeodesic::<f64>::inverse(&*WGS84, a.y, a.x, b.y, b.x)
+}
+
+/// The geodesic's initial azimuth from `a` towards `b`, degrees clockwise from north,
+/// in [0, 360) but for rounding (see [`norm360`]).
+pub(crate) fn geodesic_azimuth(a: Point, b: Point) -> f64 {
+    let (azi1, _, _): (f64, f64, f64) = WGS84.inverse(a.y, a.x, b.y, b.x);
+    (azi1 + 360.0) % 360.0
+}
+
+/// The point `metres` from `from` along the geodesic leaving it at `azimuth` degrees
+/// clockwise from north.
+pub(crate) fn geodesic_destination(from: Point, azimuth: f64, metres: f64) -> Point {
+    let (lat, lon): (f64, f64) = WGS84.direct(from.y, from.x, azimuth, metres);
+    Point { x: lon, y: lat }
+}
 
 /// The distance between two points: same unit as the coordinates for planar nets,
 /// metres along the WGS84 ellipsoid's geodesic for WGS84 nets.
 pub(crate) fn distance(space: Space, a: Point, b: Point) -> f64 {
     match space {
-        Space::Planar => Euclidean.distance(GeoPoint(a), GeoPoint(b)),
-        Space::Wgs84 => Geodesic.distance(GeoPoint(a), GeoPoint(b)),
+        Space::Planar => euclidean(a, b),
+        Space::Wgs84 => geodesic_distance(a, b),
     }
 }
 
@@ -188,7 +213,7 @@ pub(crate) fn floor_to_i64(x: f64) -> i64 {
 pub(crate) fn bearing(space: Space, from: Point, to: Point) -> f64 {
     let deg = match space {
         Space::Planar => (to.x - from.x).atan2(to.y - from.y).to_degrees(),
-        Space::Wgs84 => Geodesic.bearing(GeoPoint(from), GeoPoint(to)),
+        Space::Wgs84 => geodesic_azimuth(from, to),
     };
     norm360(deg)
 }

@@ -10,17 +10,23 @@ mod direction;
 mod geoline;
 mod margin;
 mod metric;
+mod planar;
 mod stab;
 mod zone;
 
+#[cfg(test)]
+mod planar_tests;
 #[cfg(test)]
 mod tests;
 
 pub(crate) use direction::{Dir, RelSet};
 pub(crate) use geoline::MAX_SEGMENT_M;
 pub(crate) use margin::{side, Side};
+#[cfg(test)]
+pub(crate) use metric::geodesic_destination;
 pub(crate) use metric::{
-    distance, floor_to_i64, on_sphere, within_distance, EARTH_R, WGS84_A, WGS84_E2,
+    distance, floor_to_i64, geodesic_distance, on_sphere, within_distance, EARTH_R, WGS84_A,
+    WGS84_E2,
 };
 pub(crate) use stab::ZoneIndex;
 pub(crate) use zone::{Shape, Zone};

@@ -19,7 +19,7 @@
 
 use std::ops::ControlFlow;
 
-use geo::Rect;
+use geo_types::Rect;
 use rstar::{
     Envelope, PointDistance, RStarInsertionStrategy, RTree, RTreeObject, RTreeParams, AABB,
 };

@@ -6,9 +6,10 @@
 
 use std::collections::BTreeMap;
 
-use geo::{Destination, Geodesic, LineString, MultiPolygon, Point as GeoPoint, Polygon, Rect};
+use geo_types::{LineString, MultiPolygon, Polygon, Rect};
 use proptest::prelude::*;
 
+use super::metric::geodesic_destination;
 use super::{Shape, Zone, ZoneIndex};
 use crate::event::{Point, Space};
 
@@ -80,7 +81,7 @@ fn offset(space: Space, c: Point, deg: f64, d: f64) -> Point {
             let (s, co) = deg.to_radians().sin_cos();
             pt(c.x + d * s, c.y + d * co)
         }
-        Space::Wgs84 => Geodesic.destination(GeoPoint(c), deg, d).0,
+        Space::Wgs84 => geodesic_destination(c, deg, d),
     }
 }
 
@@ -319,7 +320,7 @@ fn geo_shape() -> impl Strategy<Value = Shape> {
                 let mut pts = vec![start];
                 for (deg, d) in legs {
                     let last = *pts.last().unwrap_or(&start);
-                    pts.push(Geodesic.destination(GeoPoint(last), deg, d).0);
+                    pts.push(geodesic_destination(last, deg, d));
                 }
                 Shape::line(LineString::from(pts), w / 2.0)
             }),

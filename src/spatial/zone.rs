@@ -9,10 +9,7 @@
 
 use std::sync::Arc;
 
-use geo::{
-    BoundingRect, Distance, Euclidean, Intersects, LineString, MultiPolygon, Point as GeoPoint,
-    Polygon, Rect,
-};
+use geo_types::{LineString, MultiPolygon, Polygon, Rect};
 
 use super::bounds::{geo_circle_boxes, hull, pad, planar_slack, reach, Boxes};
 use super::geoline::{self, GeoLine};
@@ -20,6 +17,7 @@ use super::metric::{
     approximate_bearing, bearing, norm360, within_distance, within_distance_sphere, SpherePoint,
     BEARING_ERROR_DEG,
 };
+use super::planar::{bounding_rect, line_distance, polygon_holds, polygon_rect};
 use crate::event::{Point, Space};
 
 /// The geometry of a zone. Boundaries count as inside.
@@ -189,8 +187,8 @@ impl Zone {
             _ => within_distance(space, center, p, radius),
         };
         match &self.shape {
-            Shape::Polygon(poly) => poly.intersects(&p),
-            Shape::MultiPolygon(mp) => mp.0.iter().any(|poly| poly.intersects(&p)),
+            Shape::Polygon(poly) => polygon_holds(poly, p),
+            Shape::MultiPolygon(mp) => mp.0.iter().any(|poly| polygon_holds(poly, p)),
             Shape::Rect(r) => {
                 let (lo, hi) = (r.min(), r.max());
                 lo.x <= p.x && p.x <= hi.x && lo.y <= p.y && p.y <= hi.y
@@ -222,7 +220,7 @@ impl Zone {
                 half_width,
                 geodesic,
             } => match space {
-                Space::Planar => Euclidean.distance(&GeoPoint(p), line) <= *half_width,
+                Space::Planar => line_distance(p, line) <= *half_width,
                 Space::Wgs84 => {
                     geoline::within(geodesic.segments(line, *half_width), p, *half_width)
                 }
@@ -236,8 +234,8 @@ impl Zone {
     /// each side. Used to index zones; appended to `out`.
     pub(crate) fn boxes(&self, space: Space, out: &mut Vec<Rect<f64>>) {
         match &self.shape {
-            Shape::Polygon(poly) => out.extend(poly.bounding_rect()),
-            Shape::MultiPolygon(mp) => out.extend(mp.0.iter().filter_map(|p| p.bounding_rect())),
+            Shape::Polygon(poly) => out.extend(polygon_rect(poly)),
+            Shape::MultiPolygon(mp) => out.extend(mp.0.iter().filter_map(polygon_rect)),
             Shape::Rect(r) => out.push(*r),
             Shape::Circle { center, radius } => match space {
                 Space::Planar => {
@@ -272,7 +270,7 @@ impl Zone {
                 geodesic,
             } => match space {
                 Space::Planar => {
-                    if let Some(r) = line.bounding_rect() {
+                    if let Some(r) = bounding_rect(&line.0) {
                         let m = half_width
                             + planar_slack(*half_width, r.max())
                             + planar_slack(0.0, r.min());
@@ -294,8 +292,8 @@ impl Zone {
     /// the circle, and may extend past ±180° for a circle crossing the antimeridian.
     pub(crate) fn bbox(&self, space: Space) -> Option<Rect<f64>> {
         match &self.shape {
-            Shape::Polygon(poly) => poly.bounding_rect(),
-            Shape::MultiPolygon(mp) => mp.bounding_rect(),
+            Shape::Polygon(poly) => polygon_rect(poly),
+            Shape::MultiPolygon(mp) => bounding_rect(mp.0.iter().flat_map(|p| &p.exterior().0)),
             Shape::Rect(r) => Some(*r),
             Shape::Circle { center, radius } => Some(circle_bbox(space, *center, *radius)),
             Shape::Sector {
@@ -310,7 +308,7 @@ impl Zone {
             Shape::Line {
                 line, half_width, ..
             } => match space {
-                Space::Planar => line.bounding_rect().map(|r| pad(r, *half_width)),
+                Space::Planar => bounding_rect(&line.0).map(|r| pad(r, *half_width)),
                 Space::Wgs84 => {
                     let mut v = Vec::new();
                     self.boxes(space, &mut v);

@@ -1,7 +1,7 @@
 //! `--checkpoint` files: the detector's snapshot, and where the run was in its input.
 //!
 //! Layout: the magic `CCPNCKPT`, the format version (`u32`, little-endian), the
-//! SHA-256 of the rest, then a postcard-encoded [`Checkpoint`]. The detector's own
+//! XXH3-128 of the rest (16 bytes, little-endian), then a postcard-encoded [`Checkpoint`]. The detector's own
 //! snapshot inside names the net it belongs to.
 
 use std::fs::{self, File};
@@ -9,12 +9,14 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
+use xxhash_rust::xxh3::xxh3_128;
 
 use ccpn::Timestamp;
 
 const MAGIC: &[u8; 8] = b"CCPNCKPT";
-const VERSION: u32 = 1;
+/// Bumped whenever the layout changes (2: the checksum is an XXH3-128 of 16 bytes,
+/// not a SHA-256).
+const VERSION: u32 = 2;
 
 /// Where the reader was: every line up to `line` is accounted for, either in the
 /// counts and the detector's state or held for reordering.
@@ -47,10 +49,10 @@ pub(crate) struct Checkpoint {
 impl Checkpoint {
     pub(crate) fn encode(&self) -> Vec<u8> {
         let body = postcard::to_stdvec(self).expect("a checkpoint serialises");
-        let mut bytes = Vec::with_capacity(MAGIC.len() + 4 + 32 + body.len());
+        let mut bytes = Vec::with_capacity(MAGIC.len() + 4 + 16 + body.len());
         bytes.extend_from_slice(MAGIC);
         bytes.extend_from_slice(&VERSION.to_le_bytes());
-        bytes.extend_from_slice(&Sha256::digest(&body));
+        bytes.extend_from_slice(&xxh3_128(&body).to_le_bytes());
         bytes.extend_from_slice(&body);
         bytes
     }
@@ -81,9 +83,9 @@ impl Checkpoint {
             ));
         }
         let (sum, body) = rest
-            .split_first_chunk::<32>()
+            .split_first_chunk::<16>()
             .ok_or("not a ccpn-run checkpoint")?;
-        if Sha256::digest(body)[..] != sum[..] {
+        if xxh3_128(body).to_le_bytes() != *sum {
             return Err("damaged: its checksum does not match (truncated or altered)".into());
         }
         postcard::from_bytes(body).map_err(|e| format!("damaged: {e}"))

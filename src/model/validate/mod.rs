@@ -10,9 +10,10 @@ mod pair;
 mod repeat;
 mod state;
 
-use sha2::{Digest, Sha256};
 use std::collections::HashMap;
 use std::sync::Arc;
+
+use xxhash_rust::xxh3::Xxh3Default;
 
 use super::duration::micros;
 use super::{Attr, Context, Model, NetError, Node, NodeId, Op, PairOpts, Problem};
@@ -39,7 +40,11 @@ impl Model {
             by_name: HashMap::new(),
             canon: HashMap::new(),
             visiting: Vec::new(),
-            digest: Sha256::new_with_prefix(src.as_bytes()),
+            digest: {
+                let mut d = Xxh3Default::new();
+                d.update(src.as_bytes());
+                d
+            },
         };
         v.zones();
         let names: Vec<&String> = spec.events.keys().collect();
@@ -72,7 +77,7 @@ impl Model {
             warnings,
             key_attrs,
             moving,
-            fingerprint: digest.finalize().into(),
+            fingerprint: digest.digest128().to_le_bytes(),
         })
     }
 }
@@ -95,7 +100,7 @@ struct Validator<'a> {
     visiting: Vec<&'a str>,
     key_attrs: Vec<Arc<str>>,
     /// The net's text and the GeoJSON files it reads.
-    digest: Sha256,
+    digest: Xxh3Default,
 }
 
 impl<'a> Validator<'a> {

@@ -7,9 +7,9 @@ use std::path::Path;
 use std::rc::Rc;
 
 use geojson::{Feature, GeoJson, Geometry, GeometryValue};
-use sha2::{Digest, Sha256};
+use xxhash_rust::xxh3::Xxh3Default;
 
-use geo::Polygon;
+use geo_types::Polygon;
 
 use super::{polygon, Builder, Loaded, VertexBudget, MAX_GEOJSON_BYTES};
 use crate::event::Space;
@@ -197,7 +197,7 @@ fn geojson_polygon(
 }
 
 /// Reads a GeoJSON file of at most [`MAX_GEOJSON_BYTES`].
-fn read_geojson(path: &Path, digest: &mut Sha256) -> Result<GeoJson, String> {
+fn read_geojson(path: &Path, digest: &mut Xxh3Default) -> Result<GeoJson, String> {
     let file = std::fs::File::open(path).map_err(|e| format!("cannot read: {e}"))?;
     let mut text = String::new();
     file.take(MAX_GEOJSON_BYTES + 1)
@@ -207,7 +207,7 @@ fn read_geojson(path: &Path, digest: &mut Sha256) -> Result<GeoJson, String> {
         return Err(format!("larger than {} MiB", MAX_GEOJSON_BYTES >> 20));
     }
     digest.update(path.as_os_str().as_encoded_bytes());
-    digest.update(text.len().to_le_bytes());
+    digest.update(&text.len().to_le_bytes());
     digest.update(text.as_bytes());
     text.parse::<GeoJson>()
         .map_err(|e| format!("not valid GeoJSON: {e}"))

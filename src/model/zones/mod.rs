@@ -69,15 +69,15 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
-use geo::{Distance, Geodesic, LineString, MultiPolygon, Point as GeoPoint, Polygon, Rect};
+use geo_types::{LineString, MultiPolygon, Polygon, Rect};
 use geojson::GeoJson;
-use sha2::Sha256;
+use xxhash_rust::xxh3::Xxh3Default;
 
 mod files;
 
 use super::Problem;
 use crate::event::{Point, Space};
-use crate::spatial::{Shape, Zone, MAX_SEGMENT_M};
+use crate::spatial::{geodesic_distance, Shape, Zone, MAX_SEGMENT_M};
 use crate::spec::{NetSpec, PolygonSpec, SourceMap, Xy, ZoneSpec};
 
 /// The largest number of vertices a zone may have, all rings and parts together.
@@ -92,7 +92,7 @@ pub(super) fn build<'a>(
     file: &str,
     source: &SourceMap<'_>,
     spec: &'a NetSpec,
-    digest: &mut Sha256,
+    digest: &mut Xxh3Default,
 ) -> (Vec<(&'a str, Zone)>, Vec<Problem>) {
     let mut b = Builder {
         digest,
@@ -133,7 +133,7 @@ type Loaded = Rc<Result<GeoJson, String>>;
 
 struct Builder<'d> {
     /// Takes in each GeoJSON file read (its path and text): part of the net's fingerprint.
-    digest: &'d mut Sha256,
+    digest: &'d mut Xxh3Default,
     space: Space,
     /// The directory GeoJSON paths are relative to.
     base: PathBuf,
@@ -180,7 +180,7 @@ impl VertexBudget {
 }
 
 /// A checked ring: at least three distinct points (a closing repeat of the first point
-/// is dropped, and `geo` closes the ring again).
+/// is dropped, and `geo_types::Polygon::new` closes the ring again).
 fn ring(space: Space, pts: &[Xy], budget: &mut VertexBudget) -> Result<LineString<f64>, String> {
     budget.take(pts.len())?;
     let mut ring: Vec<Point> = pts
@@ -315,7 +315,7 @@ impl Builder<'_> {
                 let half_width = positive("width", *width)? / 2.0;
                 if space == Space::Wgs84 {
                     for (i, w) in line.windows(2).enumerate() {
-                        let len = Geodesic.distance(GeoPoint(w[0]), GeoPoint(w[1]));
+                        let len = geodesic_distance(w[0], w[1]);
                         if len.is_nan() || len >= MAX_SEGMENT_M {
                             return Err(format!(
                                 "segment {} is {:.0} km long; segments must be shorter than {:.0} km",

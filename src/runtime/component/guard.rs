@@ -1,7 +1,7 @@
 //! Memoryless component nets: a transition whose guard passes or stops each token
 //! (Atomic's `when`, Direction against a zone's box, Or).
 
-use geo::Rect;
+use geo_types::Rect;
 
 use super::super::token::{Extra, Token};
 use super::Cx;

@@ -40,28 +40,28 @@ pub(crate) fn allocators(
 }
 
 /// What two processes of a cluster must agree on.
-pub(crate) type Greeting = [u8; 36];
+pub(crate) type Greeting = [u8; 20];
 
 /// The greeting of a process running `net` over `partitions` partitions.
 pub(crate) fn greeting(net: &ccpn::Net, partitions: u32) -> Greeting {
-    let mut g = [0u8; 36];
-    g[..32].copy_from_slice(&net.fingerprint());
-    g[32..].copy_from_slice(&partitions.to_be_bytes());
+    let mut g = [0u8; 20];
+    g[..16].copy_from_slice(&net.fingerprint());
+    g[16..].copy_from_slice(&partitions.to_be_bytes());
     g
 }
 
 /// Sends ours, reads the peer's, and compares them.
 fn greet(stream: &mut TcpStream, peer: usize, ours: &Greeting) -> io::Result<()> {
     stream.write_all(ours)?;
-    let mut theirs = [0u8; 36];
+    let mut theirs = [0u8; 20];
     stream.read_exact(&mut theirs)?;
-    if theirs[..32] != ours[..32] {
+    if theirs[..16] != ours[..16] {
         return Err(io::Error::other(format!(
             "process {peer} runs another net (or reads other GeoJSON files): every process needs the same"
         )));
     }
-    if theirs[32..] != ours[32..] {
-        let n = u32::from_be_bytes([theirs[32], theirs[33], theirs[34], theirs[35]]);
+    if theirs[16..] != ours[16..] {
+        let n = u32::from_be_bytes([theirs[16], theirs[17], theirs[18], theirs[19]]);
         return Err(io::Error::other(format!(
             "process {peer} splits the net into {n} partitions: every process needs the same --partitions"
         )));

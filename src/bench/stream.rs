@@ -1,4 +1,5 @@
-//! Seeded event streams shared by the examples and the benchmarks.
+//! Seeded event streams shared by the examples (`gen_events`, `soak`, `push_profile`)
+//! and the detector benchmark.
 //!
 //! - `uniform`: events of types A–E at random points of a 1000 × 1000 square, with a
 //!   `ship` key among 200 values and a `speed`; time advances 10 ms per event.
@@ -7,13 +8,12 @@
 //! - `harbour`: tracks (friendly and hostile vessels, patrols) moving in straight
 //!   lines around a harbour at the origin, each reporting every 4 s.
 
-#![allow(dead_code)]
-
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
-/// One generated event, ready to print as JSON.
-pub(crate) struct Gen {
+/// A generator of one of the streams; [`Gen::next_json`] gives each event, ready to
+/// print as JSON.
+pub struct Gen {
     rng: SmallRng,
     n: u64,
     kind: Kind,
@@ -38,11 +38,11 @@ struct Track {
 }
 
 /// Types of the uniform stream.
-pub(crate) const TYPES: [&str; 5] = ["A", "B", "C", "D", "E"];
+pub const TYPES: [&str; 5] = ["A", "B", "C", "D", "E"];
 
 impl Gen {
     /// The uniform stream.
-    pub(crate) fn uniform(seed: u64) -> Gen {
+    pub fn uniform(seed: u64) -> Gen {
         Gen {
             rng: SmallRng::seed_from_u64(seed),
             n: 0,
@@ -53,7 +53,7 @@ impl Gen {
     }
 
     /// The uniform stream on WGS84.
-    pub(crate) fn uniform_wgs84(seed: u64) -> Gen {
+    pub fn uniform_wgs84(seed: u64) -> Gen {
         Gen {
             kind: Kind::UniformWgs84,
             ..Gen::uniform(seed)
@@ -61,7 +61,7 @@ impl Gen {
     }
 
     /// The harbour scenario with `objects` tracks.
-    pub(crate) fn harbour(seed: u64, objects: usize) -> Gen {
+    pub fn harbour(seed: u64, objects: usize) -> Gen {
         let mut rng = SmallRng::seed_from_u64(seed);
         let tracks = (0..objects)
             .map(|i| {
@@ -103,7 +103,7 @@ impl Gen {
     }
 
     /// The next event as a JSON line (no newline).
-    pub(crate) fn next_json(&mut self) -> String {
+    pub fn next_json(&mut self) -> String {
         self.n += 1;
         match self.kind {
             Kind::Uniform | Kind::UniformWgs84 => {
