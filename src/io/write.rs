@@ -298,6 +298,11 @@ struct Plain<'a>(&'a Value);
 impl serde::Serialize for Plain<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         match self.0 {
+            // A whole number (an MMSI, a track number) is written as one: `367000140`,
+            // not `367000140.0`.
+            Value::Num(n) if n.fract() == 0.0 && n.abs() < 9_007_199_254_740_992.0 => {
+                s.serialize_i64(*n as i64)
+            }
             Value::Num(n) => s.serialize_f64(*n),
             Value::Str(t) => s.serialize_str(t),
             Value::Bool(b) => s.serialize_bool(*b),
