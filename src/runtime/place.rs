@@ -16,7 +16,7 @@ pub(crate) struct TokenBudget {
     pub(crate) cap: usize,
     /// Tokens evicted (or refused) because the cap was reached.
     pub(crate) evicted: u64,
-    /// Firings not made because one terminator had more than `Any`'s set cap.
+    /// Terminators whose search for `Any`'s sets stopped at its caps.
     pub(crate) truncated: u64,
 }
 

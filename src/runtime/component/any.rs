@@ -10,6 +10,18 @@ use smallvec::SmallVec;
 /// The most sets one terminator fires in the `Unrestricted` and `Continuous` contexts.
 pub(crate) const MAX_SETS: usize = 100_000;
 
+/// The most steps (partial sets tried) of the search for one terminator's sets: with
+/// `distinct`, most choices of operands may give no set at all, and there are
+/// exponentially many choices.
+pub(crate) const MAX_STEPS: usize = 1_000_000;
+
+/// The search for one terminator's sets: what it has found, and what it may still do.
+struct Search {
+    out: Vec<SmallVec<[(usize, usize); 8]>>,
+    steps_left: usize,
+    /// Stopped at [`MAX_SETS`] sets or [`MAX_STEPS`] steps, with sets maybe left.
+    cut: bool,
+}
 /// Candidate initiators: (operand, position in its bucket, serial).
 type Cands = SmallVec<[(usize, usize, u64); 8]>;
 
@@ -133,7 +145,9 @@ impl Any {
     /// `Unrestricted` and `Continuous`: every set of one eligible occurrence from each of
     /// m-1 different other operands (pairwise distinct with `distinct`), operands in
     /// arc order and, within one, oldest first, the first operand varying slowest. At
-    /// most [`MAX_SETS`] per terminator; beyond, the rest are counted, not fired.
+    /// most [`MAX_SETS`] per terminator, found in at most [`MAX_STEPS`] steps: a
+    /// terminator whose search stops there fires the sets found so far, and
+    /// `truncated_firings` counts it.
     fn sets(
         &self,
         key: Option<&super::super::token::KeyVal>,
@@ -149,11 +163,18 @@ impl Any {
             }
         }
         let need = self.m - 1;
-        let mut out = Vec::new();
+        let mut search = Search {
+            out: Vec::new(),
+            steps_left: MAX_STEPS,
+            cut: false,
+        };
         let mut roles: Vec<usize> = Vec::with_capacity(need);
         let mut picked: SmallVec<[(usize, usize); 8]> = SmallVec::new();
-        self.combine(key, &lists, need, 0, &mut roles, &mut picked, &mut out, cx);
-        out
+        self.combine(key, &lists, need, 0, &mut roles, &mut picked, &mut search);
+        if search.cut {
+            cx.budget.truncated += 1;
+        }
+        search.out
     }
 
     /// Chooses `need` more operands from `lists[from..]`, then their occurrences.
@@ -166,22 +187,28 @@ impl Any {
         from: usize,
         roles: &mut Vec<usize>,
         picked: &mut SmallVec<[(usize, usize); 8]>,
-        out: &mut Vec<SmallVec<[(usize, usize); 8]>>,
-        cx: &mut Cx<'_>,
+        search: &mut Search,
     ) {
         if roles.len() == need {
-            self.product(key, lists, roles, 0, picked, out, cx);
+            self.product(key, lists, roles, 0, picked, search);
             return;
         }
-        for r in from..lists.len() {
+        // Too few operands left to choose from: no set down this way.
+        let left = need - roles.len();
+        if lists.len() < from + left {
+            return;
+        }
+        for r in from..=lists.len() - left {
+            if search.cut {
+                return;
+            }
             roles.push(r);
-            self.combine(key, lists, need, r + 1, roles, picked, out, cx);
+            self.combine(key, lists, need, r + 1, roles, picked, search);
             roles.pop();
         }
     }
 
     /// One occurrence of each chosen operand, the first varying slowest.
-    #[allow(clippy::too_many_arguments)]
     fn product(
         &self,
         key: Option<&super::super::token::KeyVal>,
@@ -189,26 +216,33 @@ impl Any {
         roles: &[usize],
         depth: usize,
         picked: &mut SmallVec<[(usize, usize); 8]>,
-        out: &mut Vec<SmallVec<[(usize, usize); 8]>>,
-        cx: &mut Cx<'_>,
+        search: &mut Search,
     ) {
+        if search.steps_left == 0 {
+            search.cut = true;
+            return;
+        }
+        search.steps_left -= 1;
         if depth == roles.len() {
-            if out.len() < MAX_SETS {
-                out.push(picked.clone());
+            if search.out.len() == MAX_SETS {
+                search.cut = true;
             } else {
-                cx.budget.truncated += 1;
+                search.out.push(picked.clone());
             }
             return;
         }
         let (j, ref idx) = lists[roles[depth]];
         for &i in idx {
+            if search.cut {
+                return;
+            }
             let x = self.token(key, j, i);
             if picked
                 .iter()
                 .all(|&(pj, pi)| distinct_ok(&self.opts, self.token(key, pj, pi), x))
             {
                 picked.push((j, i));
-                self.product(key, lists, roles, depth + 1, picked, out, cx);
+                self.product(key, lists, roles, depth + 1, picked, search);
                 picked.pop();
             }
         }

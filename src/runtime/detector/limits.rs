@@ -67,7 +67,9 @@ pub struct Stats {
     pub live_sets: Vec<usize>,
     /// Partial sets not kept because [`DetectorOptions::max_sets`] was reached.
     pub refused_sets: u64,
-    /// Firings not made because one occurrence completed more than 100,000 sets of an
-    /// `Any` in the `Unrestricted` or `Continuous` context.
+    /// Occurrences that completed sets of an `Any` in the `Unrestricted` or
+    /// `Continuous` context whose search for them stopped short: at 100,000 sets, or
+    /// after 1,000,000 steps (partial sets tried). The sets found are fired; those
+    /// beyond are not.
     pub truncated_firings: u64,
 }

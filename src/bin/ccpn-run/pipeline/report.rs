@@ -254,7 +254,7 @@ pub(crate) fn warn_limits(
 ) {
     if truncated > 0 {
         say::warning(format_args!(
-            "{truncated} firings of Any (Unrestricted or Continuous) not made: more than 100,000 sets for one occurrence"
+            "{truncated} occurrences completing Any (Unrestricted or Continuous) stopped short of their sets: at 100,000 sets, or 1,000,000 steps of the search (docs/operators.md)"
         ));
     }
     if refused_sets > 0 {
