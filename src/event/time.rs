@@ -91,22 +91,32 @@ impl Timestamp {
     /// offset or `Z` is not), [`TimeError::OutOfRange`] if it lies outside the years
     /// 0001–9999.
     pub fn parse_rfc3339(text: &str) -> Result<Timestamp, TimeError> {
-        let ts: jiff::Timestamp = text
-            .parse()
-            .map_err(|e: jiff::Error| TimeError::NotRfc3339 {
+        let nanos = match text.parse::<jiff::Timestamp>() {
+            Ok(ts) => ts.as_nanosecond(),
+            // jiff's instants end late on 30 December 9999 (so that any offset keeps
+            // them in its civil range); ccpn's end with the year. Read the rest from
+            // the text's parts.
+            Err(e) => late_nanos(text).ok_or_else(|| TimeError::NotRfc3339 {
                 reason: e.to_string(),
-            })?;
-        let micros = (ts.as_nanosecond() + 500).div_euclid(1000);
+            })?,
+        };
+        let micros = (nanos + 500).div_euclid(1000);
         i64::try_from(micros)
             .ok()
             .and_then(Timestamp::from_micros)
             .ok_or(TimeError::OutOfRange)
     }
 
+    /// Civil time `dt` read in UTC (a time written without a zone), rounded to the
+    /// microsecond like [`Timestamp::parse_rfc3339`]; `None` outside the years
+    /// 0001–9999.
+    pub(crate) fn from_civil_utc(dt: jiff::civil::DateTime) -> Option<Timestamp> {
+        let micros = (civil_nanos(dt) + 500).div_euclid(1000);
+        i64::try_from(micros).ok().and_then(Timestamp::from_micros)
+    }
+
     /// This instant as RFC 3339 text in UTC, as detections show a time computed from
-    /// times given as text: exact to the microsecond, without trailing zeros. An
-    /// instant from late on 30 December 9999, past what the formatter handles, is
-    /// shown as seconds since the epoch instead (as [`Timestamp`]'s `Display` does).
+    /// times given as text: exact to the microsecond, without trailing zeros.
     ///
     /// ```
     /// use ccpn::Timestamp;
@@ -117,7 +127,18 @@ impl Timestamp {
     pub fn to_rfc3339(self) -> String {
         match jiff::Timestamp::from_microsecond(self.0) {
             Ok(ts) => ts.to_string(),
-            Err(_) => self.to_string(),
+            Err(_) => {
+                // Past jiff's instants, within the year 9999: the civil time in UTC.
+                let days = self.0.div_euclid(86_400_000_000);
+                let micros = self.0.rem_euclid(86_400_000_000);
+                let date = EPOCH.checked_add(jiff::Span::new().days(days));
+                let time = jiff::civil::Time::MIN
+                    .checked_add(jiff::SignedDuration::from_micros(micros));
+                match (date, time) {
+                    (Ok(date), Ok(time)) => format!("{}Z", date.to_datetime(time)),
+                    _ => self.to_string(),
+                }
+            }
         }
     }
 
@@ -180,6 +201,27 @@ pub enum TimeError {
     OutOfRange,
 }
 
+/// 1970-01-01.
+const EPOCH: jiff::civil::Date = jiff::civil::Date::constant(1970, 1, 1);
+
+/// Nanoseconds since the epoch of an RFC 3339 time past jiff's latest instant, read
+/// from its date, time and numeric offset; `None` if it is not such a time.
+fn late_nanos(text: &str) -> Option<i128> {
+    let pieces = jiff::fmt::temporal::DateTimeParser::new()
+        .parse_pieces(text)
+        .ok()?;
+    let time = pieces.time()?;
+    let offset = pieces.to_numeric_offset()?;
+    let utc = civil_nanos(pieces.date().to_datetime(time));
+    Some(utc - i128::from(offset.seconds()) * 1_000_000_000)
+}
+
+/// Nanoseconds since the epoch of civil time `dt` read in UTC.
+fn civil_nanos(dt: jiff::civil::DateTime) -> i128 {
+    let day = dt.date().duration_since(EPOCH).as_nanos();
+    day + dt.time().duration_since(jiff::civil::Time::MIN).as_nanos()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -223,7 +265,54 @@ mod tests {
             assert_eq!(Timestamp::parse_rfc3339(&t.to_rfc3339()), Ok(t));
         }
         assert_eq!(Timestamp(-1).to_rfc3339(), "1969-12-31T23:59:59.999999Z");
-        // Past what the RFC 3339 formatter handles: seconds.
-        assert_eq!(Timestamp::MAX.to_rfc3339(), Timestamp::MAX.to_string());
+        assert_eq!(Timestamp::MAX.to_rfc3339(), "9999-12-31T23:59:59.999999Z");
+    }
+
+    /// The last day and a half of the year 9999, past jiff's instants.
+    #[test]
+    fn the_end_of_the_year_9999() {
+        for text in [
+            "9999-12-30T22:00:00.000001Z",
+            "9999-12-31T12:00:00Z",
+            "9999-12-31T23:59:59.999999Z",
+            "9999-12-31T23:00:00-00:59",
+        ] {
+            let t = Timestamp::parse_rfc3339(text).unwrap();
+            assert!(t > Timestamp::parse_rfc3339("9999-12-30T22:00:00Z").unwrap());
+            assert_eq!(Timestamp::parse_rfc3339(&t.to_rfc3339()), Ok(t), "{text}");
+        }
+        assert_eq!(
+            Timestamp::parse_rfc3339("9999-12-31T23:59:59.999999Z"),
+            Ok(Timestamp::MAX)
+        );
+        assert_eq!(
+            Timestamp::parse_rfc3339("9999-12-31T12:00:00+01:00").map(Timestamp::to_rfc3339),
+            Ok("9999-12-31T11:00:00Z".to_owned())
+        );
+        // Past the year 9999 by an offset: out of range, not unreadable.
+        assert_eq!(
+            Timestamp::parse_rfc3339("9999-12-31T23:30:00-01:00"),
+            Err(TimeError::OutOfRange)
+        );
+        assert!(matches!(
+            Timestamp::parse_rfc3339("9999-12-31T12:00:00"),
+            Err(TimeError::NotRfc3339 { .. })
+        ));
+        let secs = Timestamp::parse_rfc3339("9999-12-31T00:00:00Z").unwrap().as_secs_f64();
+        assert_eq!(secs, 253_402_214_400.0);
+    }
+
+    proptest::proptest! {
+        /// Where jiff formats, the civil path formats the same.
+        #[test]
+        fn civil_formatting_agrees_with_jiff(micros in MIN_MICROS..253_402_207_200_000_000i64) {
+            let t = Timestamp(micros);
+            let days = micros.div_euclid(86_400_000_000);
+            let date = EPOCH.checked_add(jiff::Span::new().days(days)).unwrap();
+            let time = jiff::civil::Time::MIN
+                .checked_add(jiff::SignedDuration::from_micros(micros.rem_euclid(86_400_000_000)))
+                .unwrap();
+            proptest::prop_assert_eq!(format!("{}Z", date.to_datetime(time)), t.to_rfc3339());
+        }
     }
 }

@@ -21,6 +21,9 @@ pub fn parse_duration(text: &str) -> Result<i64, String> {
     }
 }
 
+/// The longest duration: 10,000 Gregorian years of 365.2425 days.
+const MAX_SECS: f64 = 10_000.0 * 365.2425 * 86_400.0;
+
 /// A duration in whole microseconds, or why it is not one.
 pub(crate) fn micros(d: &DurationSpec) -> Result<i64, String> {
     let (secs, shown) = match d {
@@ -34,7 +37,7 @@ pub(crate) fn micros(d: &DurationSpec) -> Result<i64, String> {
         return Err(format!("duration {shown} is negative"));
     }
     // Ten thousand years is more than any stream spans.
-    if secs > 3.2e11 {
+    if secs > MAX_SECS {
         return Err(format!("duration {shown} is longer than 10,000 years"));
     }
     Ok((secs * 1e6).round() as i64)
@@ -66,6 +69,16 @@ fn parse_text(t: &str) -> Result<f64, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_longest_duration_is_ten_thousand_years() {
+        assert_eq!(MAX_SECS, 315_569_520_000.0);
+        assert!(micros(&DurationSpec::Secs(315_569_520_000.0)).is_ok());
+        assert!(micros(&DurationSpec::Text("3652425d".into())).is_ok());
+        let over = micros(&DurationSpec::Secs(315_569_520_001.0)).unwrap_err();
+        assert!(over.contains("longer than 10,000 years"), "{over}");
+        assert!(micros(&DurationSpec::Text("3652426d".into())).is_err());
+    }
 
     #[test]
     fn units() {

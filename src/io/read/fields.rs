@@ -402,15 +402,9 @@ pub(super) fn text_time(
         Err(_) => return Err(LineError::TimeOutOfRange { got: clip(s) }),
     };
     match t.parse::<jiff::civil::DateTime>() {
-        Ok(dt) if t.len() > 10 => match jiff::tz::TimeZone::UTC.to_timestamp(dt) {
-            Ok(ts) => {
-                let micros = (ts.as_nanosecond() + 500).div_euclid(1000);
-                match i64::try_from(micros).ok().and_then(Timestamp::from_micros) {
-                    Some(ts) => Ok((ts, Some(Arc::from(s)))),
-                    None => Err(LineError::TimeOutOfRange { got: clip(s) }),
-                }
-            }
-            Err(_) => Err(LineError::TimeOutOfRange { got: clip(s) }),
+        Ok(dt) if t.len() > 10 => match Timestamp::from_civil_utc(dt) {
+            Some(ts) => Ok((ts, Some(Arc::from(s)))),
+            None => Err(LineError::TimeOutOfRange { got: clip(s) }),
         },
         _ => Err(LineError::BadTimeText {
             text: clip(s),

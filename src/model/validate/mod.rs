@@ -26,6 +26,8 @@ pub(crate) const MAX_ARITY: usize = 1024;
 impl Model {
     /// Loads a net from its text; `file` names it in error messages.
     pub(crate) fn load(file: &str, src: &str) -> Result<Model, NetError> {
+        // A byte-order mark (some Windows editors write one) is not part of the net.
+        let src = src.strip_prefix('\u{feff}').unwrap_or(src);
         let spec = spec::parse(file, src).map_err(|p| NetError::Invalid { problems: vec![p] })?;
         let mut v = Validator {
             file,
