@@ -19,3 +19,45 @@ fn a_net_file_starting_with_a_byte_order_mark_loads() {
         other => panic!("{other:?}"),
     }
 }
+
+/// A net generated as one long chain of references: loading, checking and running
+/// it must not recurse as deep as the chain (this once overflowed the stack at about
+/// 10,000 levels).
+#[test]
+fn a_chain_of_20000_references_loads_and_runs() {
+    let mut src = String::from("Net(events: {\n\"e0\": Atomic(type: \"A\"),\n");
+    for i in 1..20_000 {
+        src.push_str(&format!("\"e{i}\": Or(of: [\"e{}\"]),\n", i - 1));
+    }
+    src.push_str("}, outputs: [\"e19999\"])");
+    let net = Net::from_ron("deep.ron", &src).unwrap();
+    assert!(net.to_dot().len() > 1_000_000);
+    let mut d = ccpn::Detector::new(&net);
+    let t = ccpn::Timestamp::from_secs_f64(0.0).unwrap();
+    let found = d.push(ccpn::Event::new(1, "A", t)).unwrap();
+    assert_eq!(found.len(), 1);
+    assert_eq!(&*found[0].event, "e19999");
+}
+
+/// A cycle through 9,000 events is one error, its text kept short.
+#[test]
+fn a_cycle_of_9000_events_is_one_short_error() {
+    let mut src = String::from("Net(events: {\n");
+    for i in 0..9_000 {
+        src.push_str(&format!("\"e{i}\": Or(of: [\"e{}\"]),\n", (i + 1) % 9_000));
+    }
+    src.push_str("}, outputs: [\"e0\"])");
+    match Net::from_ron("cycle.ron", &src) {
+        Err(NetError::Invalid { problems }) => {
+            assert_eq!(problems.len(), 1, "{problems:?}");
+            let m = &problems[0].message;
+            assert!(
+                m.starts_with("cycle between composite events: e0 -> e1 -> "),
+                "{m}"
+            );
+            assert!(m.ends_with("-> e0 (9000 events)"), "{m}");
+            assert!(m.len() < 300, "{m}");
+        }
+        other => panic!("{:?}", other.map(|_| ())),
+    }
+}

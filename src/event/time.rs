@@ -132,8 +132,8 @@ impl Timestamp {
                 let days = self.0.div_euclid(86_400_000_000);
                 let micros = self.0.rem_euclid(86_400_000_000);
                 let date = EPOCH.checked_add(jiff::Span::new().days(days));
-                let time = jiff::civil::Time::MIN
-                    .checked_add(jiff::SignedDuration::from_micros(micros));
+                let time =
+                    jiff::civil::Time::MIN.checked_add(jiff::SignedDuration::from_micros(micros));
                 match (date, time) {
                     (Ok(date), Ok(time)) => format!("{}Z", date.to_datetime(time)),
                     _ => self.to_string(),
@@ -298,7 +298,9 @@ mod tests {
             Timestamp::parse_rfc3339("9999-12-31T12:00:00"),
             Err(TimeError::NotRfc3339 { .. })
         ));
-        let secs = Timestamp::parse_rfc3339("9999-12-31T00:00:00Z").unwrap().as_secs_f64();
+        let secs = Timestamp::parse_rfc3339("9999-12-31T00:00:00Z")
+            .unwrap()
+            .as_secs_f64();
         assert_eq!(secs, 253_402_214_400.0);
     }
 

@@ -5,6 +5,7 @@
 
 mod load;
 mod problem;
+mod refs;
 
 pub(crate) use load::{parse, SourceMap};
 pub use problem::Problem;

@@ -10,7 +10,7 @@ mod pair;
 mod repeat;
 mod state;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use xxhash_rust::xxh3::Xxh3Default;
@@ -50,9 +50,7 @@ impl Model {
         };
         v.zones();
         let names: Vec<&String> = spec.events.keys().collect();
-        for name in names {
-            v.node(name);
-        }
+        v.resolve(&names);
         let outputs = v.outputs();
         v.unused(&outputs);
         let moving = v.moving();
@@ -251,6 +249,57 @@ impl<'a> Validator<'a> {
         }
     }
 
+    /// Resolves the events `roots` (and what they read) in the order [`Self::node`]
+    /// would, operands first, but walking the references with a stack of its own: a
+    /// chain of references as long as the net is resolves one level at a time, and a
+    /// cycle is reported without following it further.
+    fn resolve(&mut self, roots: &[&'a String]) {
+        let spec = self.spec;
+        let reads = |name: &'a str| -> Vec<&'a str> {
+            spec.events
+                .get(name)
+                .map_or_else(Vec::new, |s| s.operand_names())
+        };
+        let mut on_path: HashSet<&'a str> = HashSet::new();
+        for root in roots {
+            let root = root.as_str();
+            if self.by_name.contains_key(root) {
+                continue;
+            }
+            // (event, what it reads, how many of those are done)
+            let mut path: Vec<(&'a str, Vec<&'a str>, usize)> = vec![(root, reads(root), 0)];
+            on_path.insert(root);
+            while let Some((name, operands, done)) = path.last_mut() {
+                let Some(&next) = operands.get(*done) else {
+                    let name = *name;
+                    path.pop();
+                    on_path.remove(name);
+                    if !self.by_name.contains_key(name) {
+                        self.node(name);
+                    }
+                    continue;
+                };
+                *done += 1;
+                if self.by_name.contains_key(next) || !spec.events.contains_key(next) {
+                    continue;
+                }
+                if on_path.contains(next) {
+                    let from = path.iter().position(|(n, ..)| *n == next).unwrap_or(0);
+                    let mut chain: Vec<&str> = path[from..].iter().map(|(n, ..)| *n).collect();
+                    chain.push(next);
+                    let msg = format!("cycle between composite events: {}", cycle_text(&chain));
+                    self.error(&[next], msg);
+                    for (n, ..) in &path[from..] {
+                        self.by_name.insert(n, None);
+                    }
+                    continue;
+                }
+                on_path.insert(next);
+                path.push((next, reads(next), 0));
+            }
+        }
+    }
+
     /// Resolves the event called `name`, building its operands first.
     fn node(&mut self, name: &'a str) -> Option<NodeId> {
         if let Some(done) = self.by_name.get(name) {
@@ -446,6 +495,22 @@ impl<'a> Validator<'a> {
             | OpSpec::During { .. } => self.state_op(name, spec),
         }
     }
+}
+
+/// A cycle `a -> b -> … -> a` as text; a long one shows its first ten and last five
+/// events.
+fn cycle_text(chain: &[&str]) -> String {
+    if chain.len() <= 16 {
+        return chain.join(" -> ");
+    }
+    let (head, tail) = (&chain[..10], &chain[chain.len() - 5..]);
+    format!(
+        "{} -> … ({} more) … -> {} ({} events)",
+        head.join(" -> "),
+        chain.len() - 15,
+        tail.join(" -> "),
+        chain.len() - 1
+    )
 }
 
 /// Position of an output name inside the `outputs` list.
