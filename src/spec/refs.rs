@@ -33,8 +33,8 @@ impl OpSpec {
     }
 }
 
-fn one(s: &String) -> Vec<&str> {
-    vec![s.as_str()]
+fn one(s: &str) -> Vec<&str> {
+    vec![s]
 }
 
 fn all(v: &[String]) -> Vec<&str> {
