@@ -29,7 +29,7 @@ const MAGIC: &[u8; 8] = b"CCPNSNAP";
 /// The layout of the state: bumped whenever it changes (2: a token of one constituent
 /// refers to its terminator rather than to a constituent list; 3: the counting index
 /// keeps no marks on its points, and files its grid cells under one word).
-pub(crate) const VERSION: u32 = 3;
+pub(crate) const VERSION: u32 = 4;
 
 /// A snapshot could not be restored.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]

@@ -54,7 +54,7 @@ pub(super) fn detect(
                 }
                 if !warned_evictions && detector.stats().evicted > 0 {
                     warned_evictions = true;
-                    eprintln!("ccpn-run: warning: --max-tokens {max_tokens} reached: the oldest waiting tokens are being evicted");
+                    eprintln!("ccpn-run: warning: --max-tokens {max_tokens} reached: the oldest waiting tokens are being evicted, and new key values of states turned away");
                 }
                 tally.count(outputs, &found);
                 found.is_empty() || detections.send(ToWriter::Detections(found)).is_ok()

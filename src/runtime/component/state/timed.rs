@@ -21,17 +21,29 @@ struct Armed {
     /// The anchor (`Stationary`), the latest occurrence (`Silent`), the operand's
     /// start (`Lasting`).
     tok: Token,
-    /// The tag of its timer.
+    /// When its transition is due.
+    due: Timestamp,
+    /// The tag its transition has in the queue: the order of arming, which orders
+    /// the transitions due at one instant.
     tag: u64,
     /// When the state became true, while it holds.
     since: Option<Since>,
 }
 
-/// The per-key places and timer tags every timed state keeps.
+/// The per-key places and timers every timed state keeps.
+///
+/// A key value has at most one timer in the detector's queue (or more only when
+/// re-armed at the very instant it was armed for): re-arming it later leaves the
+/// timer in place, and when that timer is due it is queued again for the armed
+/// time. So a tracker reporting every second to a `Silent` of an hour keeps one
+/// timer, not 3,600, and a key value's timer outlives the key value's entry only
+/// until it is due.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 struct Timed {
     armed: FxHashMap<StateKeyVal, Armed>,
-    /// The key value of each pending timer.
+    /// Each key value's timer in the queue: when it is due, and its tag.
+    queued: FxHashMap<StateKeyVal, (Timestamp, u64)>,
+    /// The key value of each queued timer.
     tags: FxHashMap<u64, StateKeyVal>,
     next_tag: u64,
 }
@@ -41,31 +53,47 @@ impl Timed {
     fn arm(&mut self, k: StateKeyVal, tok: Token, at: Timestamp, cx: &mut Cx<'_>) {
         let tag = self.next_tag;
         self.next_tag += 1;
-        let old = self.armed.insert(
-            k.clone(),
+        if !matches!(self.queued.get(&k), Some(&(t, _)) if t < at) {
+            self.queue(k.clone(), at, tag, cx);
+        }
+        self.armed.insert(
+            k,
             Armed {
                 tok,
+                due: at,
                 tag,
                 since: None,
             },
         );
-        if let Some(old) = old {
-            self.tags.remove(&old.tag);
+    }
+
+    /// Queues key value `k`'s timer at `at` with `tag` (an earlier timer of `k` at
+    /// the same instant is left to fire as nothing).
+    fn queue(&mut self, k: StateKeyVal, at: Timestamp, tag: u64, cx: &mut Cx<'_>) {
+        self.tags.insert(tag, k.clone());
+        if let Some((_, old)) = self.queued.insert(k, (at, tag)) {
+            self.tags.remove(&old);
         }
-        self.tags.insert(tag, k);
         cx.timers.set(at, cx.component, tag);
     }
 
     /// The timer `tag` is due at `at`: the state of its key value becomes true, with
-    /// the armed token's location and `ids`.
+    /// the armed token's location and `ids`; or, re-armed since for later, the timer
+    /// is queued again.
     fn due(&mut self, at: Timestamp, tag: u64, cx: &mut Cx<'_>) {
         let Some(k) = self.tags.remove(&tag) else {
             return;
         };
+        self.queued.remove(&k);
         let Some(armed) = self.armed.get_mut(&k) else {
             return;
         };
-        if armed.tag != tag || armed.since.is_some() {
+        if armed.since.is_some() {
+            return;
+        }
+        if armed.due > at {
+            let (due, tag) = (armed.due, armed.tag);
+            self.queue(k, due, tag, cx);
             return;
         }
         let s = since(&armed.tok, at);
@@ -81,9 +109,9 @@ impl Timed {
     }
 
     /// Forgets key value `k` (its state ended or never held), giving back its room.
+    /// Its timer, if queued, fires as nothing (or finds `k` armed again).
     fn forget(&mut self, k: &StateKeyVal, cx: &mut Cx<'_>) {
-        if let Some(old) = self.armed.remove(k) {
-            self.tags.remove(&old.tag);
+        if self.armed.remove(k).is_some() {
             give_room(cx.budget, 1);
         }
     }
