@@ -12,6 +12,7 @@
 //! timers of the detector's queue, the one `P`'s ticks use.
 //!
 //! - `toggle.rs`: `State` and `Inside`, made and unmade by occurrences;
+//! - `near.rs`: the zones of an `Inside`, indexed for its margin;
 //! - `timed.rs`: `Stationary`, `Silent` and `Lasting`, made true by a timer;
 //! - `close.rs`: `Close`, a state per pair of objects;
 //! - `combine.rs`: `AllOf`, `AnyOf`, `Unless`;
@@ -19,12 +20,14 @@
 
 mod close;
 mod combine;
+mod near;
 mod read;
 mod timed;
 mod toggle;
 
 pub(crate) use close::Close;
 pub(crate) use combine::Combine;
+pub(crate) use near::NearZones;
 pub(crate) use read::{During, PhaseOf};
 pub(crate) use timed::{Lasting, Silent, Stationary};
 pub(crate) use toggle::{Decide, Toggle};
