@@ -184,20 +184,8 @@ fn push(c: &mut Criterion) {
         let side = (objects as f64 * std::f64::consts::PI * 500.0 * 500.0 / 5.0).sqrt();
         let dt = 10.0 / objects as f64;
         let evs = events(&close, &stream(objects, side, 4.0e5, 50.0, dt, EVENTS));
-        eprintln!(
-            "close, {objects} objects: {} detections",
-            run(&close, evs.clone())
-        );
-        g.bench_function(
-            format!("push/net=close/objects={objects}/events=1e6"),
-            |b| {
-                b.iter_batched(
-                    || evs.clone(),
-                    |evs| black_box(run(&close, evs)),
-                    BatchSize::PerIteration,
-                )
-            },
-        );
+        let name = format!("push/net=close/objects={objects}/events=1e6");
+        bench(&mut g, &name, &close, &evs);
     }
     g.finish();
 }

@@ -5,6 +5,7 @@
 
 use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
+use smallvec::SmallVec;
 
 use super::{by_key, first_by_ids, give_room, key_value, since, take_room, transition};
 use crate::model::StateKey;
@@ -88,8 +89,8 @@ impl Toggle {
         let key = &self.key;
         let groups = by_key(inbox.iter().map(|(r, t)| (*r, t)), |t| key_value(key, t));
         for (k, toks) in groups {
-            let mut ons: Vec<&Token> = Vec::new();
-            let mut offs: Vec<&Token> = Vec::new();
+            let mut ons: SmallVec<[&Token; 2]> = SmallVec::new();
+            let mut offs: SmallVec<[&Token; 2]> = SmallVec::new();
             for (role, tok) in toks {
                 match self.verdict(role, tok) {
                     Some(true) => ons.push(tok),
