@@ -48,7 +48,7 @@ impl NearZones {
         for (i, (id, zone)) in zones.into_iter().enumerate() {
             let boxes = near.padded(i, &zone);
             match &boxes {
-                Some(b) => leaves.extend(b.iter().cloned()),
+                Some(b) => leaves.extend(b.iter().copied()),
                 None => near.always.push(i),
             }
             near.zones.push((id, zone, boxes));
@@ -81,7 +81,7 @@ impl NearZones {
         match &boxes {
             Some(b) => {
                 for leaf in b {
-                    self.tree.insert(leaf.clone());
+                    self.tree.insert(*leaf);
                 }
             }
             None => self.always.push(i),
@@ -173,7 +173,8 @@ fn degrees(lat_lo: f64, lat_hi: f64, len: f64) -> Option<(f64, f64)> {
     const MIN_M_PER_DEG_LAT: f64 = 110_574.0;
     let dlat = len / MIN_M_PER_DEG_LAT + 1e-9;
     let top = lat_lo.abs().max(lat_hi.abs()) + dlat;
-    if !(top < 89.0) {
+    // (A NaN latitude reaches a pole too.)
+    if top.is_nan() || top >= 89.0 {
         return None;
     }
     let dlon = (len / (A * top.to_radians().cos())).to_degrees() + 1e-9;
