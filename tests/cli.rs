@@ -391,3 +391,48 @@ fn shipped_sample_detects_entries() {
     assert!(s["by_output"]["entry"].as_u64().unwrap_or(0) > 0, "{s}");
     assert!(Path::new(&root().join("README.md")).exists());
 }
+
+/// Hostile input for states: every report is a new tracker. Their key values count
+/// against `--max-tokens`: the peak stays at the cap, the newcomers past it are
+/// turned away and counted, a warning says so, and the run goes on.
+#[test]
+fn new_key_values_of_states_stay_within_max_tokens() {
+    let n = tempfile_path::Temp::with(
+        "states.ron",
+        r#"Net(
+    zones: { "site": Rect(min: (0.0, 0.0), max: (1000.0, 1000.0)) },
+    events: {
+        "report": Atomic(type: "gps"),
+        "on_site": Inside(of: "report", zones: ["site"], key: "tracker", margin: 5.0),
+        "dark": Silent(of: "report", for: "1h", key: "tracker"),
+        "parked": Stationary(of: "report", radius: 10.0, for: "10m", key: "tracker"),
+        "arrived": Starts(of: "on_site"),
+    },
+    outputs: ["arrived"],
+)"#,
+    );
+    let trackers = 30_000;
+    let mut input = String::new();
+    for i in 0..trackers {
+        input.push_str(&format!(
+            "{{\"id\":{i},\"type\":\"gps\",\"time\":{},\"x\":{},\"y\":500,\"tracker\":\"t{i}\"}}\n",
+            i / 100,
+            10 + i % 900
+        ));
+    }
+    let out = run(&[n.path(), "--max-tokens", "3000", "--stats"], &input);
+    assert_eq!(out.status.code(), Some(0));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("--max-tokens 3000 reached")
+            && err.contains("new key values of states turned away"),
+        "{err}"
+    );
+    let s = stats(&out);
+    assert_eq!(s["processed"], trackers);
+    assert_eq!(s["peak_live_tokens"], 3000, "{s}");
+    assert_eq!(s["live_tokens"], 3000, "{s}");
+    // Three states, one entry each per tracker: 1,000 trackers fit.
+    assert_eq!(s["evicted"], 3 * (trackers - 1000), "{s}");
+    assert_eq!(s["by_output"]["arrived"], 1000, "{s}");
+}

@@ -231,3 +231,131 @@ fn count_detects_among_the_events_the_cap_keeps() {
         ["0,1", "0,2", "1,2", "1,3", "2,3", "2,4", "3,4", "3,5", "4,5"]
     );
 }
+
+/// The `i`-th report of a stream where every report is a new key value `k`, each
+/// 10 apart (so no two are close) and all at one time (so nothing timed is due).
+fn new_key(i: u64) -> Event {
+    let t = Timestamp::from_secs_f64(1_700_000_000.0).expect("time");
+    Event::new(i as i64, "A", t)
+        .at(10.0 * i as f64, 20.0)
+        .with("speed", 12.5)
+        .with("iff", "foe")
+        .with("k", i as f64)
+}
+
+/// Pushes reports `from..from + n` of [`new_key`]; returns the heap's growth.
+fn push_new_keys(detector: &mut Detector, from: u64, n: u64) -> isize {
+    let before = HEAP.allocated() as isize;
+    for i in from..from + n {
+        drop(detector.push(new_key(i)).expect("in order"));
+    }
+    HEAP.allocated() as isize - before
+}
+
+/// A state whose every report is a new key value: the cap holds its key values'
+/// entries (as many per key value as `per_key` states the net keeps), the newcomers
+/// past it are turned away and counted, and the heap stops growing. Returns the
+/// heap per key value up to the cap and its growth past it.
+fn state_keys(events: &str, per_key: usize) -> (f64, isize) {
+    let net = net(events);
+    let cap = 20_000;
+    let keys = (cap / per_key) as u64;
+    let mut detector = capped(&net, cap);
+    let grown = push_new_keys(&mut detector, 0, keys);
+    assert_eq!(detector.stats().live_tokens, cap, "{events}");
+    let past = push_new_keys(&mut detector, keys, 3 * keys);
+    let stats = detector.stats();
+    assert_eq!(stats.live_tokens, cap, "the cap holds: {events}");
+    assert_eq!(stats.peak_live_tokens, cap, "{events}");
+    assert_eq!(
+        stats.evicted,
+        3 * keys,
+        "each newcomer is turned away: {events}"
+    );
+    // Timed states keep one timer per key value held, none for those turned away.
+    assert!(
+        stats.timers <= keys as usize,
+        "{} timers: {events}",
+        stats.timers
+    );
+    (grown as f64 / keys as f64, past)
+}
+
+#[test]
+fn max_tokens_bounds_the_key_values_of_states() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let zones = r#"Rect(min: (-1.0, -1.0), max: (1.0e9, 1.0e9))"#;
+    let cases = [
+        (
+            "Inside",
+            r#""a": Atomic(type: "A"), "out": Inside(of: "a", zones: ["z"], key: "k")"#.to_owned(),
+            1,
+        ),
+        (
+            "State",
+            r#""a": Atomic(type: "A"), "b": Atomic(type: "B"), "out": State(on: "a", off: "b", key: "k")"#.to_owned(),
+            1,
+        ),
+        (
+            "Silent",
+            r#""a": Atomic(type: "A"), "out": Silent(of: "a", for: "1h", key: "k")"#.to_owned(),
+            1,
+        ),
+        (
+            "Stationary",
+            r#""a": Atomic(type: "A"), "out": Stationary(of: "a", radius: 5.0, for: "1h", key: "k")"#.to_owned(),
+            1,
+        ),
+        (
+            "Lasting of Inside",
+            r#""a": Atomic(type: "A"), "in": Inside(of: "a", zones: ["z"], key: "k"), "out": Lasting(of: "in", min: "1h")"#.to_owned(),
+            2,
+        ),
+        (
+            "Close",
+            r#""a": Atomic(type: "A"), "out": Close(of: "a", max: 1.0, within: "1m", distinct: "k")"#.to_owned(),
+            1,
+        ),
+    ];
+    for (what, events, per_key) in cases {
+        let events = format!("{events} }}, zones: {{ \"z\": {zones}");
+        let (per_value, past) = state_keys(&events, per_key);
+        eprintln!("{what}: {per_value:.0} bytes per key value; {past} bytes more after the cap");
+        assert!(
+            per_value < 1536.0,
+            "{what}: {per_value} bytes per key value"
+        );
+        assert!(
+            past < 64 * 1024,
+            "{what}: the heap grew {past} bytes past the cap"
+        );
+    }
+}
+
+#[test]
+fn a_key_reporting_often_keeps_one_timer() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    // A tracker reporting every second to a `Silent` of an hour, and a `Lasting` of
+    // an hour over a state flapping every second: one timer each, not one per report.
+    let net = net(r#""a": Atomic(type: "A"), "b": Atomic(type: "B"),
+        "dark": Silent(of: "a", for: "1h", key: "k"),
+        "on": State(on: "a", off: "b", key: "k"),
+        "out": Lasting(of: "on", min: "1h")"#);
+    let mut detector = capped(&net, 1_000);
+    let before = HEAP.allocated() as isize;
+    for i in 0..20_000u64 {
+        let t = Timestamp::from_secs_f64(1_700_000_000.0 + i as f64).expect("time");
+        let ty = if i % 2 == 0 { "A" } else { "B" };
+        let found = detector
+            .push(Event::new(i as i64, ty, t).with("k", 1.0))
+            .expect("in order");
+        assert!(found.is_empty(), "nothing lasts an hour");
+        assert!(
+            detector.stats().timers <= 2,
+            "{} timers",
+            detector.stats().timers
+        );
+    }
+    let grown = HEAP.allocated() as isize - before;
+    assert!(grown < 16 * 1024, "the heap grew {grown} bytes");
+}

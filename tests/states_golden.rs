@@ -11,7 +11,7 @@ use std::path::Path;
 
 use ccpn::io::write::JsonLines;
 use ccpn::io::EventReader;
-use ccpn::{Detector, Net};
+use ccpn::{Detector, Event, Net, Timestamp};
 use serde_json::Value;
 
 /// The fields the cases fix, numbers compared as numbers.
@@ -28,16 +28,27 @@ fn fixed(v: &Value, keys: &[&str]) -> Fields {
         .collect()
 }
 
-fn run(dir: &Path) -> Vec<Value> {
+/// The case's detections; with `restarting`, the detector is dropped and restored
+/// from its snapshot after every event (its counters surviving too).
+fn run(dir: &Path, restarting: bool) -> Vec<Value> {
     let net = Net::from_file(dir.join("net.ron")).unwrap();
     let file = fs::File::open(dir.join("events.jsonl")).unwrap();
-    let mut detector = Detector::new(&net);
+    let events = EventReader::new(BufReader::new(file), net.space()).map(|e| e.unwrap());
+    run_events(&net, events, restarting)
+}
+
+fn run_events(net: &Net, events: impl Iterator<Item = Event>, restarting: bool) -> Vec<Value> {
+    let mut detector = Detector::new(net);
     let writer = JsonLines::new(net.space());
     let mut out = Vec::new();
-    for event in EventReader::new(BufReader::new(file), net.space()) {
-        let event = event.unwrap();
+    for event in events {
         for d in detector.push(event).unwrap() {
             writer.write(&mut out, &d).unwrap();
+        }
+        if restarting {
+            let stats = detector.stats();
+            detector = Detector::restore(net, &detector.snapshot()).unwrap();
+            assert_eq!(detector.stats(), stats);
         }
     }
     for d in detector.finish() {
@@ -89,38 +100,45 @@ fn hand_worked_state_cases() {
             .filter(|l| !l.trim().is_empty())
             .map(|l| serde_json::from_str(l).unwrap())
             .collect();
-        let found = run(dir);
-        // Fields each expected detection gives (`start` only on ends); the found
-        // detection in the same place of its output is compared on the same fields.
-        let keys: Vec<Vec<&str>> = expected
-            .iter()
-            .map(|e| {
-                ["event", "phase", "time", "ids", "start"]
-                    .into_iter()
-                    .filter(|k| e.get(*k).is_some())
-                    .collect()
-            })
-            .collect();
-        let want = by_output(&expected, |i| keys[i].clone());
-        // Match keys by position within each output.
-        let mut positions: Vec<(String, usize)> = Vec::new();
-        let got = by_output(&found, |i| {
-            let name = found[i]["event"].as_str().unwrap().to_owned();
-            let k = positions.iter().filter(|(n, _)| *n == name).count();
-            positions.push((name.clone(), i));
-            expected
+        for restarting in [false, true] {
+            let found = run(dir, restarting);
+            // Fields each expected detection gives (`start` only on ends); the found
+            // detection in the same place of its output is compared on the same fields.
+            let keys: Vec<Vec<&str>> = expected
                 .iter()
-                .enumerate()
-                .filter(|(_, e)| e["event"].as_str() == Some(&name))
-                .nth(k)
-                .map(|(j, _)| keys[j].clone())
-                .unwrap_or_else(|| vec!["event", "phase", "time", "ids"])
-        });
-        if want != got {
-            failed.push(format!(
-                "{}\n  expected {want:?}\n  found    {got:?}",
-                dir.display()
-            ));
+                .map(|e| {
+                    ["event", "phase", "time", "ids", "start"]
+                        .into_iter()
+                        .filter(|k| e.get(*k).is_some())
+                        .collect()
+                })
+                .collect();
+            let want = by_output(&expected, |i| keys[i].clone());
+            // Match keys by position within each output.
+            let mut positions: Vec<(String, usize)> = Vec::new();
+            let got = by_output(&found, |i| {
+                let name = found[i]["event"].as_str().unwrap().to_owned();
+                let k = positions.iter().filter(|(n, _)| *n == name).count();
+                positions.push((name.clone(), i));
+                expected
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, e)| e["event"].as_str() == Some(&name))
+                    .nth(k)
+                    .map(|(j, _)| keys[j].clone())
+                    .unwrap_or_else(|| vec!["event", "phase", "time", "ids"])
+            });
+            if want != got {
+                failed.push(format!(
+                    "{}{}\n  expected {want:?}\n  found    {got:?}",
+                    dir.display(),
+                    if restarting {
+                        " (restored after every event)"
+                    } else {
+                        ""
+                    }
+                ));
+            }
         }
     }
     assert!(
@@ -129,4 +147,49 @@ fn hand_worked_state_cases() {
         failed.len(),
         failed.join("\n")
     );
+}
+
+/// A moving zone read only by an `Inside` state is where its anchor put it after a
+/// restore: the snapshot keeps it though no `Within` reads it.
+#[test]
+fn inside_a_moving_zone_survives_restores() {
+    let net = Net::from_ron(
+        "moving.ron",
+        r#"Net(space: Planar,
+        zones: {"near_own": Circle(center: (0.0, 0.0), radius: 10.0, anchor: "own")},
+        events: {
+            "own": Atomic(type: "OWN"),
+            "contact": Atomic(type: "T"),
+            "close_to_own": Inside(of: "contact", zones: ["near_own"], key: "tag"),
+        },
+        outputs: ["close_to_own"])"#,
+    )
+    .unwrap();
+    let t = |s: f64| Timestamp::from_secs_f64(s).unwrap();
+    let events = || {
+        [
+            // Own ship moves to (100, 0): the circle goes with it.
+            Event::new(1, "OWN", t(0.0)).at(100.0, 0.0),
+            // 5 from own ship: inside (it would be outside the circle at the origin).
+            Event::new(2, "T", t(1.0)).at(105.0, 0.0).with("tag", 7.0),
+            // Own ship moves away to (200, 0): the contact, unmoved, is outside now.
+            Event::new(3, "OWN", t(2.0)).at(200.0, 0.0),
+            Event::new(4, "T", t(3.0)).at(105.0, 0.0).with("tag", 7.0),
+        ]
+        .into_iter()
+    };
+    let fields = |found: Vec<Value>| -> Vec<(String, f64)> {
+        found
+            .iter()
+            .map(|v| {
+                (
+                    v["phase"].as_str().unwrap().to_owned(),
+                    v["time"].as_f64().unwrap(),
+                )
+            })
+            .collect()
+    };
+    let want = vec![("start".to_owned(), 1.0), ("end".to_owned(), 3.0)];
+    assert_eq!(fields(run_events(&net, events(), false)), want);
+    assert_eq!(fields(run_events(&net, events(), true)), want);
 }

@@ -10,7 +10,8 @@ use super::{output, Ports};
 use crate::model::{Combine as How, Model, StateKey, StateOp};
 use crate::petri::{ArcKind, NodeIndex, PetriNet};
 use crate::runtime::{
-    Close, Combine, Component, Decide, During, Lasting, PhaseOf, Silent, Stationary, Toggle,
+    Close, Combine, Component, Decide, During, Lasting, NearZones, PhaseOf, Silent, Stationary,
+    Toggle,
 };
 
 fn key_label(key: &StateKey) -> String {
@@ -78,10 +79,7 @@ pub(super) fn state(
             let zones = zones.iter().map(|&z| (z, model.zones[z].clone())).collect();
             (
                 Component::Toggle(Toggle::new(
-                    Decide::Inside {
-                        zones,
-                        margin: *margin,
-                    },
+                    Decide::Inside(NearZones::new(model.space, zones, *margin)),
                     key.clone(),
                 )),
                 vec![input],

@@ -18,8 +18,8 @@ mod timer;
 mod token;
 
 pub(crate) use component::{
-    Any, Close, Combine, Component, Count, Decide, During, Guard, Interval, Lasting, Not, Pair,
-    PhaseOf, Silent, Stab, Stationary, Times, Toggle,
+    Any, Close, Combine, Component, Count, Decide, During, Guard, Interval, Lasting, NearZones,
+    Not, Pair, PhaseOf, Silent, Stab, Stationary, Times, Toggle,
 };
 pub use detection::{Detail, Detection, Phase};
 pub use detector::{Detector, DetectorOptions, PushError, Stats};

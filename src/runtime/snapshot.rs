@@ -29,8 +29,9 @@ const MAGIC: &[u8; 8] = b"CCPNSNAP";
 /// The layout of the state: bumped whenever it changes (2: a token of one constituent
 /// refers to its terminator rather than to a constituent list; 3: the counting index
 /// keeps no marks on its points, and files its grid cells under one word; 4: the
-/// fingerprint and the checksum are XXH3-128 hashes of 16 bytes, not SHA-256).
-pub(crate) const VERSION: u32 = 4;
+/// fingerprint and the checksum are XXH3-128 hashes of 16 bytes, not SHA-256; 5:
+/// states keep one timer per key value, and `Inside` its zone index).
+pub(crate) const VERSION: u32 = 5;
 
 /// A snapshot could not be restored.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]

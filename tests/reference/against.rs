@@ -2,7 +2,7 @@
 //! with the reference: shared by the property tests and the fuzz targets.
 
 use ccpn::io::write::JsonLines;
-use ccpn::{Detail, Detector, DetectorOptions, Event, Timestamp, Value};
+use ccpn::{Detail, Detection, Detector, DetectorOptions, Event, Timestamp, Value};
 
 use super::states::{canonical, show_findings, Findings, Found, Phase};
 use super::{show_outputs, Det, Ev, Net, Output, Reference, Space, Val};
@@ -36,28 +36,7 @@ pub fn run_ccpn_restarting(
     events: &[Ev],
     every: Option<usize>,
 ) -> Result<Output, String> {
-    let ron = net.to_ron();
-    let compiled =
-        ccpn::Net::from_ron("prop.ron", &ron).map_err(|e| format!("net rejected: {e}"))?;
-    let mut det = Detector::with_options(
-        &compiled,
-        DetectorOptions {
-            max_tokens: usize::MAX,
-            ..DetectorOptions::default()
-        },
-    );
-    let mut all = Vec::new();
-    for (i, e) in events.iter().enumerate() {
-        all.extend(
-            det.push(to_event(e))
-                .map_err(|e| format!("push failed: {e}"))?,
-        );
-        if every.is_some_and(|k| (i + 1) % k == 0) {
-            det = Detector::restore(&compiled, &det.snapshot())
-                .map_err(|e| format!("restore failed: {e}"))?;
-        }
-    }
-    all.extend(det.finish());
+    let all = ccpn_detections(net, events, every)?;
     // Sequence numbers run from 0 without gaps, restored or not.
     for (i, d) in all.iter().enumerate() {
         if d.seq != i as u64 {
@@ -90,11 +69,14 @@ pub fn run_ccpn_restarting(
     Ok(out)
 }
 
-/// Runs ccpn on the net's RON text and the events, then `finish()`, returning each
-/// output's detections with what the contract fixes, states' `phase` and `start`
-/// included: those are read from each detection's JSON line, as `ccpn-run` writes
-/// it (`"phase"`, and `"start"` on ends).
-pub fn run_ccpn_found(net: &Net, events: &[Ev]) -> Result<Findings, String> {
+/// ccpn's detections of the net's RON text on the events, then `finish()`, without
+/// a token cap; with `Some(k)`, the detector is replaced by one restored from its
+/// snapshot after every `k`-th event, and its counters must survive the restore.
+pub fn ccpn_detections(
+    net: &Net,
+    events: &[Ev],
+    every: Option<usize>,
+) -> Result<Vec<Detection>, String> {
     let ron = net.to_ron();
     let compiled =
         ccpn::Net::from_ron("prop.ron", &ron).map_err(|e| format!("net rejected: {e}"))?;
@@ -106,17 +88,57 @@ pub fn run_ccpn_found(net: &Net, events: &[Ev]) -> Result<Findings, String> {
         },
     );
     let mut all = Vec::new();
-    for e in events {
+    for (i, e) in events.iter().enumerate() {
         all.extend(
             det.push(to_event(e))
                 .map_err(|e| format!("push failed: {e}"))?,
         );
+        if every.is_some_and(|k| (i + 1) % k == 0) {
+            let stats = det.stats();
+            det = Detector::restore(&compiled, &det.snapshot())
+                .map_err(|e| format!("restore failed: {e}"))?;
+            if det.stats() != stats {
+                return Err(format!(
+                    "after event {i}, counters {:?} restored as {:?}",
+                    stats,
+                    det.stats()
+                ));
+            }
+        }
     }
     all.extend(det.finish());
-    let writer = JsonLines::new(match net.space {
+    Ok(all)
+}
+
+/// ccpn's detections as the JSON lines `ccpn-run` writes (see [`ccpn_detections`]).
+pub fn ccpn_lines(net: &Net, events: &[Ev], every: Option<usize>) -> Result<Vec<String>, String> {
+    let writer = writer(net);
+    ccpn_detections(net, events, every)?
+        .iter()
+        .map(|d| {
+            let mut line = Vec::new();
+            writer
+                .write(&mut line, d)
+                .map_err(|e| format!("write failed: {e}"))?;
+            String::from_utf8(line).map_err(|e| format!("bad JSON line: {e}"))
+        })
+        .collect()
+}
+
+fn writer(net: &Net) -> JsonLines {
+    JsonLines::new(match net.space {
         Space::Planar => ccpn::Space::Planar,
         Space::Wgs84 => ccpn::Space::Wgs84,
-    });
+    })
+}
+
+/// Runs ccpn on the net's RON text and the events, then `finish()`, returning each
+/// output's detections with what the contract fixes, states' `phase` and `start`
+/// included: those are read from each detection's JSON line, as `ccpn-run` writes
+/// it (`"phase"`, and `"start"` on ends).
+pub fn run_ccpn_found(net: &Net, events: &[Ev]) -> Result<Findings, String> {
+    let all = ccpn_detections(net, events, None)?;
+    let writer = writer(net);
     let mut out: Findings = net
         .outputs
         .iter()

@@ -214,7 +214,7 @@ impl<'a> Validator<'a> {
             let key = self.key_of(id);
             if key != first {
                 let msg = format!(
-                    "`{name}`: its states must share one key, but `{}` has {} and `{n}` has {}",
+                    "`{name}`: its states must share one key, but `{}` has {} and `{n}` has {}: give them the same `key`",
                     names[0],
                     first.describe(),
                     key.describe()
@@ -230,7 +230,10 @@ impl<'a> Validator<'a> {
     fn positive(&mut self, name: &str, field: &str, d: &DurationSpec) -> Option<i64> {
         let us = self.duration(name, field, &Some(d.clone()))??;
         if us <= 0 {
-            self.error(&[name], format!("`{name}`: `{field}` must be positive"));
+            let msg = format!(
+                "`{name}`: `{field}` must be positive: give a duration such as `{field}: \"5m\"` or `{field}: 300.0` (seconds)"
+            );
+            self.error(&[name], msg);
             return None;
         }
         Some(us)

@@ -19,7 +19,7 @@ pub(crate) use not::Not;
 pub(crate) use pair::Pair;
 pub(crate) use stab::Stab;
 pub(crate) use state::{
-    Close, Combine, Decide, During, Lasting, PhaseOf, Silent, Stationary, Toggle,
+    Close, Combine, Decide, During, Lasting, NearZones, PhaseOf, Silent, Stationary, Toggle,
 };
 pub(crate) use times::Times;
 

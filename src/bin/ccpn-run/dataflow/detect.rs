@@ -108,7 +108,7 @@ impl Detect {
         if !self.warned && self.detectors.values().any(|d| d.stats().evicted > 0) {
             self.warned = true;
             crate::say::warning(format_args!(
-                "a partition's share of --max-tokens ({}) is reached: its oldest waiting tokens are being evicted",
+                "a partition's share of --max-tokens ({}) is reached: its oldest waiting tokens are being evicted, and new key values of states turned away",
                 self.options.max_tokens
             ));
         }

@@ -72,7 +72,7 @@ pub(super) fn detect(
                 }
                 if !warned_evictions && detector.stats().evicted > 0 {
                     warned_evictions = true;
-                    crate::say::warning(format_args!("--max-tokens {max_tokens} reached: the oldest waiting tokens are being evicted"));
+                    crate::say::warning(format_args!("--max-tokens {max_tokens} reached: the oldest waiting tokens are being evicted, and new key values of states turned away"));
                 }
                 tally.count(outputs, &found);
                 found.is_empty() || detections.send(ToWriter::Detections(found)).is_ok()

@@ -21,16 +21,26 @@ use crate::spatial::{distance, floor_to_i64, on_sphere};
 
 type Cell = (i64, i64, i64);
 
+/// A value's latest located occurrence, filed in its cell with what the pairing
+/// test reads (so that scanning a cell reads one array, not each token's event).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+struct Latest {
+    value: KeyVal,
+    at: Point,
+    end: Timestamp,
+    tok: Token,
+}
+
 /// The component of `Close`.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub(crate) struct Close {
     attr: Attr,
     max: f64,
     within: i64,
-    /// Each value's latest located occurrence, and its cell.
-    latest: FxHashMap<KeyVal, (Token, Cell)>,
-    /// The values whose latest occurrence is in each cell.
-    cells: FxHashMap<Cell, Vec<KeyVal>>,
+    /// The cell of each value's latest located occurrence.
+    latest: FxHashMap<KeyVal, Cell>,
+    /// The latest occurrences in each cell.
+    cells: FxHashMap<Cell, Vec<Latest>>,
     /// The state place: the pairs that hold (in the pair's order), since when.
     holds: FxHashMap<(KeyVal, KeyVal), Since>,
     /// For each value, the values it holds a pair with.
@@ -90,20 +100,9 @@ impl Close {
         }
     }
 
-    /// The values whose latest occurrence lies in a cell next to `c` (or in it).
-    fn near(&self, space: Space, c: Cell) -> Vec<KeyVal> {
-        let dz = if space == Space::Wgs84 { 1 } else { 0 };
-        let mut out = Vec::new();
-        for i in -1..=1 {
-            for j in -1..=1 {
-                for k in -dz..=dz {
-                    if let Some(vs) = self.cells.get(&(c.0 + i, c.1 + j, c.2 + k)) {
-                        out.extend(vs.iter().cloned());
-                    }
-                }
-            }
-        }
-        out
+    /// Is cell `d` next to `c` (or `c`)?
+    fn next_to(c: Cell, d: Cell) -> bool {
+        (c.0 - d.0).abs() <= 1 && (c.1 - d.1).abs() <= 1 && (c.2 - d.2).abs() <= 1
     }
 
     /// Drops the latest occurrences too old to make a pair true that are in no pair
@@ -114,23 +113,30 @@ impl Close {
         }
         self.next_sweep = now.saturating_add((self.within / 2).max(1_000_000));
         let horizon = now.saturating_add(-self.within);
-        let stale: Vec<KeyVal> = self
-            .latest
-            .iter()
-            .filter(|(v, (t, _))| t.end < horizon && !self.partners.contains_key(*v))
-            .map(|(v, _)| v.clone())
-            .collect();
-        for v in stale {
-            self.remove_latest(&v);
-            give_room(cx.budget, 1);
-        }
+        let (latest, partners) = (&mut self.latest, &self.partners);
+        let mut dropped = 0;
+        self.cells.retain(|_, entries| {
+            entries.retain(|x| {
+                let stale = x.end < horizon && !partners.contains_key(&x.value);
+                if stale {
+                    latest.remove(&x.value);
+                    dropped += 1;
+                }
+                !stale
+            });
+            !entries.is_empty()
+        });
+        give_room(cx.budget, dropped);
     }
 
+    /// Takes value `v`'s latest occurrence out of its cell.
     fn remove_latest(&mut self, v: &KeyVal) {
-        if let Some((_, c)) = self.latest.remove(v) {
-            if let Some(vs) = self.cells.get_mut(&c) {
-                vs.retain(|u| u != v);
-                if vs.is_empty() {
+        if let Some(c) = self.latest.remove(v) {
+            if let Some(entries) = self.cells.get_mut(&c) {
+                if let Some(i) = entries.iter().position(|x| x.value == *v) {
+                    entries.swap_remove(i);
+                }
+                if entries.is_empty() {
                     self.cells.remove(&c);
                 }
             }
@@ -165,30 +171,57 @@ impl Close {
         let Some(p) = y.term.location else { return };
         let space = cx.space;
         let c = self.cell(space, p);
-        let mut candidates = self.near(space, c);
-        if let Some(ps) = self.partners.get(&v) {
-            candidates.extend(ps.iter().cloned());
-        }
-        candidates.retain(|u| *u != v);
-        candidates.sort_unstable();
-        candidates.dedup();
-        // Transitions in the order of the other values' latest occurrences' ids.
-        let mut others: Vec<(&KeyVal, &Token)> = candidates
-            .iter()
-            .filter_map(|u| self.latest.get(u).map(|(x, _)| (u, x)))
-            .collect();
-        others.sort_by(|a, b| a.1.seqs().cmp(b.1.seqs()));
-        let mut changes: Vec<(KeyVal, bool, Token)> = Vec::new();
-        for (u, x) in others {
-            let Some(q) = x.term.location else { continue };
-            let close =
-                y.end.since(x.end).abs() <= self.within && distance(space, p, q) <= self.max;
-            let key = pair(u, &v);
-            let holds = self.holds.contains_key(&key);
-            if close != holds {
-                changes.push((u.clone(), close, Token::merge(&[x], y)));
+        let dz = if space == Space::Wgs84 { 1 } else { 0 };
+        let mine = self.partners.get(&v);
+        let holds = |u: &KeyVal| mine.is_some_and(|s| s.contains(u));
+        // The pairs that change: with the values near y (only they can be close),
+        // and with those far away that v holds a pair with (which end).
+        let mut changed: Vec<(&Latest, bool)> = Vec::new();
+        for i in -1..=1 {
+            for j in -1..=1 {
+                for k in -dz..=dz {
+                    let Some(entries) = self.cells.get(&(c.0 + i, c.1 + j, c.2 + k)) else {
+                        continue;
+                    };
+                    for x in entries {
+                        if x.value == v {
+                            continue;
+                        }
+                        let close = y.end.since(x.end).abs() <= self.within
+                            && distance(space, p, x.at) <= self.max;
+                        if close != holds(&x.value) {
+                            changed.push((x, close));
+                        }
+                    }
+                }
             }
         }
+        for u in mine.into_iter().flatten() {
+            let Some(&d) = self.latest.get(u) else {
+                continue;
+            };
+            if Self::next_to(c, d) {
+                continue;
+            }
+            if let Some(x) = self
+                .cells
+                .get(&d)
+                .and_then(|e| e.iter().find(|x| x.value == *u))
+            {
+                changed.push((x, false));
+            }
+        }
+        // Transitions in the order of the other values' latest occurrences' ids.
+        changed.sort_by(|a, b| {
+            a.0.tok
+                .seqs()
+                .cmp(b.0.tok.seqs())
+                .then(a.0.value.cmp(&b.0.value))
+        });
+        let changes: Vec<(KeyVal, bool, Token)> = changed
+            .into_iter()
+            .map(|(x, close)| (x.value.clone(), close, Token::merge(&[&x.tok], y)))
+            .collect();
         for (u, close, merged) in changes {
             let key = pair(&u, &v);
             let kv = StateKeyVal::Pair(key.0.clone(), key.1.clone());
@@ -223,7 +256,12 @@ impl Close {
         } else if !take_room(cx.budget) {
             return;
         }
-        self.cells.entry(c).or_default().push(v.clone());
-        self.latest.insert(v, (y.clone(), c));
+        self.latest.insert(v.clone(), c);
+        self.cells.entry(c).or_default().push(Latest {
+            value: v,
+            at: p,
+            end: y.end,
+            tok: y.clone(),
+        });
     }
 }

@@ -12,6 +12,7 @@
 //! timers of the detector's queue, the one `P`'s ticks use.
 //!
 //! - `toggle.rs`: `State` and `Inside`, made and unmade by occurrences;
+//! - `near.rs`: the zones of an `Inside`, indexed for its margin;
 //! - `timed.rs`: `Stationary`, `Silent` and `Lasting`, made true by a timer;
 //! - `close.rs`: `Close`, a state per pair of objects;
 //! - `combine.rs`: `AllOf`, `AnyOf`, `Unless`;
@@ -19,17 +20,21 @@
 
 mod close;
 mod combine;
+mod near;
 mod read;
 mod timed;
 mod toggle;
 
 pub(crate) use close::Close;
 pub(crate) use combine::Combine;
+pub(crate) use near::NearZones;
 pub(crate) use read::{During, PhaseOf};
 pub(crate) use timed::{Lasting, Silent, Stationary};
 pub(crate) use toggle::{Decide, Toggle};
 
 use std::sync::Arc;
+
+use smallvec::{smallvec, SmallVec};
 
 use super::super::detection::time_text;
 use super::super::place::TokenBudget;
@@ -102,18 +107,22 @@ pub(crate) fn give_room(budget: &mut TokenBudget, n: usize) {
     budget.live -= n;
 }
 
+/// One key value's tokens of a step, with their input arcs (one, mostly).
+pub(crate) type KeyGroup<'t> = (StateKeyVal, SmallVec<[(usize, &'t Token); 2]>);
+
 /// The step's tokens grouped by key value, in the order each key first appears; a
-/// token lacking the key is left out.
+/// token lacking the key is left out. A step of one token (the common case)
+/// allocates nothing.
 pub(crate) fn by_key<'t>(
     toks: impl IntoIterator<Item = (usize, &'t Token)>,
     key: impl Fn(&Token) -> Option<StateKeyVal>,
-) -> Vec<(StateKeyVal, Vec<(usize, &'t Token)>)> {
-    let mut groups: Vec<(StateKeyVal, Vec<(usize, &Token)>)> = Vec::new();
+) -> SmallVec<[KeyGroup<'t>; 1]> {
+    let mut groups: SmallVec<[KeyGroup<'t>; 1]> = SmallVec::new();
     for (role, tok) in toks {
         let Some(k) = key(tok) else { continue };
         match groups.iter_mut().find(|(g, _)| *g == k) {
             Some((_, v)) => v.push((role, tok)),
-            None => groups.push((k, vec![(role, tok)])),
+            None => groups.push((k, smallvec![(role, tok)])),
         }
     }
     groups

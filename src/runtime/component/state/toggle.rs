@@ -5,12 +5,15 @@
 
 use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
+use smallvec::SmallVec;
 
 use super::{by_key, first_by_ids, give_room, key_value, since, take_room, transition};
 use crate::model::StateKey;
 use crate::runtime::component::Cx;
 use crate::runtime::token::{Since, StateKeyVal, Token};
-use crate::spatial::{side, Side, Zone};
+use crate::spatial::Zone;
+
+use super::near::NearZones;
 
 /// What makes the state true or false.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -21,10 +24,7 @@ pub(crate) enum Decide {
     /// outside by it (off), or near the boundary (neither). The zones are where they
     /// are now (moving zones move).
     #[serde(skip)]
-    Inside {
-        zones: Vec<(usize, Zone)>,
-        margin: f64,
-    },
+    Inside(NearZones),
 }
 
 /// The component of `State` or `Inside`.
@@ -63,41 +63,24 @@ impl Toggle {
     /// The zone `z`, if this component reads it.
     pub(crate) fn zone(&self, z: usize) -> Option<&Zone> {
         match &self.decide {
-            Some(Decide::Inside { zones, .. }) => {
-                zones.iter().find(|(id, _)| *id == z).map(|(_, zone)| zone)
-            }
+            Some(Decide::Inside(zones)) => zones.zone(z),
             _ => None,
         }
     }
 
     /// Zone `z` is now `zone` (a moving zone moved).
     pub(crate) fn update_zone(&mut self, z: usize, zone: &Zone) {
-        if let Some(Decide::Inside { zones, .. }) = &mut self.decide {
-            for (id, held) in zones.iter_mut() {
-                if *id == z {
-                    *held = zone.clone();
-                }
-            }
+        if let Some(Decide::Inside(zones)) = &mut self.decide {
+            zones.update(z, zone);
         }
     }
 
     /// Does occurrence `tok` (on input arc `role`) make the state true (`Some(true)`),
     /// false (`Some(false)`), or neither?
-    fn verdict(&self, role: usize, tok: &Token, cx: &Cx<'_>) -> Option<bool> {
+    fn verdict(&self, role: usize, tok: &Token) -> Option<bool> {
         match &self.decide {
             Some(Decide::OnOff) | None => Some(role == 0),
-            Some(Decide::Inside { zones, margin }) => {
-                let p = tok.term.location?;
-                let mut all_out = true;
-                for (_, zone) in zones {
-                    match side(zone, cx.space, p, *margin) {
-                        Side::Inside => return Some(true),
-                        Side::Outside => {}
-                        Side::Near => all_out = false,
-                    }
-                }
-                all_out.then_some(false)
-            }
+            Some(Decide::Inside(zones)) => zones.verdict(tok.term.location?),
         }
     }
 
@@ -106,10 +89,10 @@ impl Toggle {
         let key = &self.key;
         let groups = by_key(inbox.iter().map(|(r, t)| (*r, t)), |t| key_value(key, t));
         for (k, toks) in groups {
-            let mut ons: Vec<&Token> = Vec::new();
-            let mut offs: Vec<&Token> = Vec::new();
+            let mut ons: SmallVec<[&Token; 2]> = SmallVec::new();
+            let mut offs: SmallVec<[&Token; 2]> = SmallVec::new();
             for (role, tok) in toks {
-                match self.verdict(role, tok, cx) {
+                match self.verdict(role, tok) {
                     Some(true) => ons.push(tok),
                     Some(false) => offs.push(tok),
                     None => {}

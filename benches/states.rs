@@ -1,0 +1,194 @@
+//! Benchmarks of states through `Detector::push`, over seeded streams of objects
+//! that wander, stop and fall silent:
+//!
+//! - `states/push/net=heavy/keys=1e4/events=1e6`: `Inside` with a margin over 1,000
+//!   zones, a `Lasting` of it, `Silent`, `Stationary`, and an `AllOf` and an `Unless`
+//!   of them, all keyed by object, 10,000 objects;
+//! - `states/push/net=close/objects=N/events=1e6`: `Close` (500 m, 5 minutes) over N =
+//!   1,000 and 10,000 objects at the same density (about five others within 500 m of
+//!   each), the area growing with N: the cost per event must not grow with the
+//!   objects far away.
+//!
+//! Run with `benches/run.sh --bench states` to measure the build `ccpn-run` ships
+//! (no unwinding); `cargo bench --bench states` builds with unwinding.
+
+use std::fmt::Write as _;
+use std::hint::black_box;
+
+use criterion::measurement::WallTime;
+use criterion::{
+    criterion_group, criterion_main, BatchSize, BenchmarkGroup, Criterion, Throughput,
+};
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+
+use ccpn::io::read::LineParser;
+use ccpn::{Detector, DetectorOptions, Event, Net};
+
+#[cfg(feature = "mimalloc")]
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+const EVENTS: usize = 1_000_000;
+
+/// The heavy net's 1,000 zones: 100 × 100 squares, one in each cell of a 32 × 32
+/// grid of 312.5-unit cells over a 10,000 square (the first 1,000 cells).
+fn heavy_net() -> Net {
+    let mut zones = String::new();
+    let mut names = Vec::new();
+    for i in 0..1000 {
+        let (cx, cy) = (
+            (i % 32) as f64 * 312.5 + 156.25,
+            (i / 32) as f64 * 312.5 + 156.25,
+        );
+        let _ = write!(
+            zones,
+            "\"z{i}\": Rect(min: ({}, {}), max: ({}, {})), ",
+            cx - 50.0,
+            cy - 50.0,
+            cx + 50.0,
+            cy + 50.0
+        );
+        names.push(format!("\"z{i}\""));
+    }
+    let text = format!(
+        r#"Net(
+    zones: {{ {zones} }},
+    events: {{
+        "fix": Atomic(type: "T"),
+        "inside": Inside(of: "fix", zones: [{}], key: "k", margin: 5.0),
+        "dwell": Lasting(of: "inside", min: 60.0),
+        "dark": Silent(of: "fix", for: 30.0, key: "k"),
+        "still": Stationary(of: "fix", radius: 10.0, for: 20.0, key: "k"),
+        "parked": AllOf(of: ["dwell", "still"]),
+        "loitering": Unless(of: "still", except: "inside"),
+    }},
+    outputs: ["dwell", "dark", "parked", "loitering"],
+)"#,
+        names.join(", ")
+    );
+    Net::from_ron("heavy.ron", &text).expect("the heavy net")
+}
+
+fn close_net() -> Net {
+    Net::from_ron(
+        "close.ron",
+        r#"Net(
+    events: {
+        "fix": Atomic(type: "T"),
+        "close": Close(of: "fix", max: 500.0, within: "5m", distinct: "k"),
+    },
+    outputs: ["close"],
+)"#,
+    )
+    .expect("the close net")
+}
+
+/// `n` JSON lines of `objects` objects in a `side` × `side` square (offset by
+/// `origin`), one report each `dt` seconds of the stream: a random object reports,
+/// having kept still (jitter of a few units), crept or moved by up to `step`;
+/// one object in twenty reports ten times less often, and goes silent now and then.
+fn stream(objects: usize, side: f64, origin: f64, step: f64, dt: f64, n: usize) -> Vec<String> {
+    let mut rng = SmallRng::seed_from_u64(11);
+    let mut at: Vec<(f64, f64)> = (0..objects)
+        .map(|_| {
+            (
+                origin + rng.random_range(0.0..side),
+                origin + rng.random_range(0.0..side),
+            )
+        })
+        .collect();
+    let mut lines = Vec::with_capacity(n);
+    let mut i = 0;
+    while lines.len() < n {
+        let k = rng.random_range(0..objects);
+        if k % 20 == 0 && rng.random_range(0..10) != 0 {
+            continue;
+        }
+        let d = match rng.random_range(0..10) {
+            0..=5 => 3.0,
+            6..=8 => step / 5.0,
+            _ => step,
+        };
+        let (x, y) = &mut at[k];
+        *x = (*x + rng.random_range(-d..=d)).clamp(origin, origin + side);
+        *y = (*y + rng.random_range(-d..=d)).clamp(origin, origin + side);
+        lines.push(format!(
+            "{{\"id\":{i},\"type\":\"T\",\"time\":{:.3},\"x\":{x:.2},\"y\":{y:.2},\"k\":{k}}}",
+            1_700_000_000.0 + i as f64 * dt
+        ));
+        i += 1;
+    }
+    lines
+}
+
+fn events(net: &Net, lines: &[String]) -> Vec<Event> {
+    // As ccpn-run does: events share one copy of each name the net reads.
+    let parser = LineParser::json(net.space()).with_known_names(net.names_read());
+    lines
+        .iter()
+        .map(|l| parser.parse(l.as_bytes()).expect("generated line"))
+        .collect()
+}
+
+/// Pushes every event through a new detector (no token cap: the streams are
+/// bounded by their objects) and counts the detections.
+fn run(net: &Net, events: Vec<Event>) -> usize {
+    let options = DetectorOptions {
+        max_tokens: usize::MAX,
+        ..DetectorOptions::default()
+    };
+    let mut d = Detector::with_options(net, options);
+    let mut out = Vec::new();
+    let mut found = 0usize;
+    for e in events {
+        d.push_into(e, &mut out).expect("in order");
+        found += out.len();
+        out.clear();
+    }
+    found + d.finish().len()
+}
+
+/// Benchmarks `name`: `run` over a fresh copy of `evs`; the detections are printed
+/// once.
+fn bench(g: &mut BenchmarkGroup<'_, WallTime>, name: &str, net: &Net, evs: &[Event]) {
+    let mut shown = false;
+    g.bench_function(name, |b| {
+        b.iter_batched(
+            || evs.to_vec(),
+            |evs| {
+                let found = run(net, evs);
+                if !shown {
+                    shown = true;
+                    eprintln!("{name}: {found} detections");
+                }
+                black_box(found)
+            },
+            BatchSize::PerIteration,
+        )
+    });
+}
+
+fn push(c: &mut Criterion) {
+    let mut g = c.benchmark_group("states");
+    g.sample_size(10);
+    g.throughput(Throughput::Elements(EVENTS as u64));
+    let heavy = heavy_net();
+    // 10,000 objects over the zones' square, each reporting every 10 s or so.
+    let evs = events(&heavy, &stream(10_000, 10_000.0, 0.0, 60.0, 0.001, EVENTS));
+    bench(&mut g, "push/net=heavy/keys=1e4/events=1e6", &heavy, &evs);
+    let close = close_net();
+    for objects in [1_000, 10_000] {
+        // About five others within 500 m: one object per π·500²/5 m², in a square
+        // far from the origin (as projected coordinates are).
+        let side = (objects as f64 * std::f64::consts::PI * 500.0 * 500.0 / 5.0).sqrt();
+        let dt = 10.0 / objects as f64;
+        let evs = events(&close, &stream(objects, side, 4.0e5, 50.0, dt, EVENTS));
+        let name = format!("push/net=close/objects={objects}/events=1e6");
+        bench(&mut g, &name, &close, &evs);
+    }
+    g.finish();
+}
+
+criterion_group!(benches, push);
+criterion_main!(benches);
