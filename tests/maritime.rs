@@ -111,7 +111,10 @@ fn one_detection_of_each_output_checked_against_the_reports() {
         .iter()
         .find(|d| &*d.event == "restricted" && phase(d) == Phase::End)
         .unwrap();
-    assert_eq!((clock(end.start), clock(end.time)), ("00:03:55".into(), "00:09:58".into()));
+    assert_eq!(
+        (clock(end.start), clock(end.time)),
+        ("00:03:55".into(), "00:09:58".into())
+    );
 
     // HEATHER ANNE (338159098) and BARBARO (338325609), pleasure craft (type 37), lie
     // still in Sandy Hook Bay, 85 m apart: BARBARO's report at 00:20:45 (0.0 kn) pairs
@@ -121,7 +124,13 @@ fn one_detection_of_each_output_checked_against_the_reports() {
     let e = first_start(&ds, "encounter", 338_159_098);
     assert_eq!(clock(e.time), "00:30:45");
     let members: Vec<(u64, String)> = e.members().map(|m| (mmsi(m), clock(m.time))).collect();
-    assert_eq!(members, [(338_159_098, "00:19:55".into()), (338_325_609, "00:20:45".into())]);
+    assert_eq!(
+        members,
+        [
+            (338_159_098, "00:19:55".into()),
+            (338_325_609, "00:20:45".into())
+        ]
+    );
 
     // EAST COAST (367185680), a towing vessel, reports once, at 00:00:16 at the
     // northern edge of the picture (40.88444 N, 73.92799 W, 7 kn north-east), and
@@ -142,7 +151,10 @@ fn one_detection_of_each_output_checked_against_the_reports() {
     let loiter = first_start(&ds, "loitering", 367_610_930);
     assert_eq!(clock(loiter.time), "00:30:04");
     let anchor = loiter.members().next().unwrap();
-    assert_eq!((clock(anchor.time), num(anchor, "SOG")), ("00:00:04".into(), Some(0.1)));
+    assert_eq!(
+        (clock(anchor.time), num(anchor, "SOG")),
+        ("00:00:04".into(), Some(0.1))
+    );
 
     // GENESIS VIGILANT (338531000), a towing vessel, is at 10.4 kn in the Upper Bay
     // (40.64413 N, 74.05089 W) in the first second of the hour: speeding at once.
@@ -156,7 +168,10 @@ fn one_detection_of_each_output_checked_against_the_reports() {
     let drift = first_start(&ds, "drifting", 366_999_618);
     assert_eq!(clock(drift.time), "00:03:00");
     let first = drift.members().next().unwrap();
-    assert!((angle_diff(num(first, "COG").unwrap(), num(first, "Heading").unwrap()) - 50.8).abs() < 1e-9);
+    assert!(
+        (angle_diff(num(first, "COG").unwrap(), num(first, "Heading").unwrap()) - 50.8).abs()
+            < 1e-9
+    );
 }
 
 #[test]
@@ -167,8 +182,19 @@ fn invariants_over_the_hour() {
     for d in &ds {
         *count.entry(&d.event).or_default() += 1;
     }
-    for output in ["loitering", "encounter", "dark", "stopped_outside_port", "speeding", "drifting", "restricted"] {
-        assert!(count.get(output).copied().unwrap_or(0) > 0, "no `{output}`: {count:?}");
+    for output in [
+        "loitering",
+        "encounter",
+        "dark",
+        "stopped_outside_port",
+        "speeding",
+        "drifting",
+        "restricted",
+    ] {
+        assert!(
+            count.get(output).copied().unwrap_or(0) > 0,
+            "no `{output}`: {count:?}"
+        );
     }
     // Each vessel's reports in time order, to look up the one before a moment.
     let mut by_vessel: HashMap<u64, Vec<&Event>> = HashMap::new();
@@ -182,28 +208,36 @@ fn invariants_over_the_hour() {
             // Going dark: the member is the vessel's last report before the start,
             // exactly ten minutes before it; the end is the next report.
             ("dark", true) => {
-                let [m] = members[..] else { panic!("dark with {} members", members.len()) };
+                let [m] = members[..] else {
+                    panic!("dark with {} members", members.len())
+                };
                 assert_eq!(d.time.since(m.time), 600_000_000, "{d:?}");
                 let own = &by_vessel[&mmsi(m)];
-                assert!(!own.iter().any(|e| e.time > m.time && e.time <= d.time), "{d:?}");
+                assert!(
+                    !own.iter().any(|e| e.time > m.time && e.time <= d.time),
+                    "{d:?}"
+                );
             }
             ("dark", false) => {
                 let m = members.last().unwrap();
                 assert!(d.time.since(d.start) >= 0);
                 let own = &by_vessel[&mmsi(m)];
-                let before = own.iter().filter(|e| e.time < m.time).next_back().unwrap();
+                let before = own.iter().rfind(|e| e.time < m.time).unwrap();
                 assert!(m.time.since(before.time) >= 600_000_000, "{d:?}");
             }
             // An encounter: two different vessels, both under 2 kn, within 500 m and
             // 5 minutes of each other when it began, ten minutes before the start.
             ("encounter", true) => {
-                let [a, b] = members[..] else { panic!("encounter with {} members", members.len()) };
+                let [a, b] = members[..] else {
+                    panic!("encounter with {} members", members.len())
+                };
                 assert_ne!(mmsi(a), mmsi(b));
                 assert!(metres(a, b) <= 500.0 * 1.005, "{} m", metres(a, b));
                 assert!(b.time.since(a.time) <= 300_000_000);
                 for m in [a, b] {
                     assert!(num(m, "SOG").unwrap() < 2.0);
-                    let tug = [31.0, 32.0, 50.0, 52.0].contains(&num(m, "VesselType").unwrap_or(0.0));
+                    let tug =
+                        [31.0, 32.0, 50.0, 52.0].contains(&num(m, "VesselType").unwrap_or(0.0));
                     assert!(!tug, "{d:?}");
                 }
                 assert_eq!(d.time.since(b.time.max(a.time)), 600_000_000, "{d:?}");
@@ -212,7 +246,7 @@ fn invariants_over_the_hour() {
             ("speeding", true) => {
                 let m = members.last().unwrap();
                 let own = &by_vessel[&mmsi(m)];
-                let latest = own.iter().filter(|e| e.time <= d.time).next_back().unwrap();
+                let latest = own.iter().rfind(|e| e.time <= d.time).unwrap();
                 assert!(num(latest, "SOG").unwrap() > 5.0, "{d:?}");
             }
             // Drifting began three minutes before the start, at a report under way with

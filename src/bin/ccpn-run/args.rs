@@ -41,7 +41,8 @@ pub(crate) struct Args {
     #[arg(long, value_name = "FILE")]
     pub(crate) late: Option<PathBuf>,
 
-    /// Stop with exit status 3 at the first bad or late line.
+    /// Stop with exit status 3 at the first bad or late line (the events held for
+    /// `--max-delay` reordering before it are detected first).
     #[arg(long)]
     pub(crate) strict: bool,
 
