@@ -81,9 +81,11 @@ fn check_prints_summary_and_warnings() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let o = text(&out.stdout);
     assert!(o.contains(": ok: 3 components"), "{o}");
+    assert!(!o.contains("warning"), "warnings on stdout: {o}");
+    let err = text(&out.stderr);
     assert!(
-        o.contains("warning:") && o.contains("`ab` has no `within`"),
-        "{o}"
+        err.starts_with("ccpn-run: warning: ") && err.contains("`ab` has no `within`"),
+        "{err}"
     );
 }
 

@@ -174,3 +174,42 @@ fn io_errors_name_the_file() {
         );
     }
 }
+
+#[test]
+fn check_says_what_an_unused_event_feeds_and_counts_in_good_grammar() {
+    let net = Temp::with(
+        "unused.ron",
+        r#"Net(
+    events: {
+        "a": Atomic(type: "A"),
+        "b": Atomic(type: "B"),
+        "c": Atomic(type: "C"),
+        "bc": Seq(of: ["b", "c"], within: 10.0),
+    },
+    outputs: ["a"],
+)"#,
+    );
+    let out = run(&["--check", net.path()], "");
+    let err = text(&out.stderr);
+    assert!(
+        err.contains(
+            "event `c` is not an output and no output depends on it (it feeds only `bc`, which no output depends on either)"
+        ),
+        "{err}"
+    );
+    assert!(
+        err.contains("event `bc` is not an output and feeds no other event"),
+        "{err}"
+    );
+    assert!(!err.contains("feeds none"), "{err}");
+    let one = Temp::with(
+        "one.ron",
+        r#"Net(events: { "a": Atomic(type: "A") }, outputs: ["a"])"#,
+    );
+    let out = run(&["--check", one.path()], "");
+    let o = text(&out.stdout);
+    assert!(
+        o.contains(": ok: 1 component, 3 places, 1 transition, 1 connection transition, 4 arcs"),
+        "{o}"
+    );
+}

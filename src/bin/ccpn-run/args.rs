@@ -17,7 +17,7 @@ pub(crate) struct Args {
     /// The events; standard input when absent or `-`.
     pub(crate) events: Option<PathBuf>,
 
-    /// Check the net, print a summary and its warnings, and exit.
+    /// Check the net: print a summary on stdout and its warnings on stderr, and exit.
     #[arg(long, conflicts_with = "dot")]
     pub(crate) check: bool,
 

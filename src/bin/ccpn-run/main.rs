@@ -57,7 +57,7 @@ fn main() -> ExitCode {
             if n == 1 { "" } else { "s" }
         ));
         for w in net.warnings() {
-            report.push_str(&format!("warning: {w}\n"));
+            say::warning(w);
         }
         return print_or_quiet(&report);
     }
