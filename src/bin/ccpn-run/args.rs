@@ -29,7 +29,8 @@ pub(crate) struct Args {
     #[arg(long, value_enum, default_value_t = FormatArg::Auto)]
     pub(crate) format: FormatArg,
 
-    /// Detections as JSON Lines, or as one GeoJSON FeatureCollection (for a map).
+    /// Detections as JSON Lines, or as one GeoJSON FeatureCollection (for a map; `Wgs84`
+    /// nets only).
     #[arg(long, value_enum, default_value_t = OutputArg::Jsonl)]
     pub(crate) output: OutputArg,
 
@@ -214,6 +215,19 @@ impl Args {
         self.field_map()
             .map(|_| ())
             .map_err(|e| format!("--field: {e}"))
+    }
+
+    /// What is wrong with the flags for a net of `space`: `Err` is an argument error.
+    pub(crate) fn check_for(&self, space: ccpn::Space) -> Result<(), String> {
+        if self.output == OutputArg::Geojson && space == ccpn::Space::Planar {
+            return Err(
+                "--output geojson needs a `space: Wgs84` net: GeoJSON coordinates are \
+                        longitude and latitude (RFC 7946), and this net is Planar (x/y in its \
+                        own units); use --output jsonl"
+                    .into(),
+            );
+        }
+        Ok(())
     }
 
     /// Is the run on Timely Dataflow workers rather than one detector thread?

@@ -61,6 +61,9 @@ fn main() -> ExitCode {
         }
         return print_or_quiet(&report);
     }
+    if let Err(why) = args.check_for(net.space()) {
+        say::bad_arguments(why);
+    }
     for w in net.warnings() {
         say::warning(w);
     }
