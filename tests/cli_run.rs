@@ -142,6 +142,15 @@ fn dash_h_is_help() {
 }
 
 #[test]
+fn help_lists_the_input_fields() {
+    let help = text(&run(&["--help"], "").stdout);
+    assert!(help.contains("Input fields"), "{help}");
+    for field in ["  id ", "  time ", "  type ", "  lon, lat ", "  x, y "] {
+        assert!(help.contains(field), "{field:?} in {help}");
+    }
+}
+
+#[test]
 fn io_errors_name_the_file() {
     let net = Temp::with("count.ron", COUNT_NET);
     let dir = std::env::temp_dir();

@@ -6,10 +6,21 @@ use clap::{Parser, ValueEnum};
 
 use ccpn::io::read::{FieldMap, FieldMapError, TimeUnit};
 
+/// What `--help` says of the input, after the flags.
+const INPUT_FIELDS: &str = "\
+Input fields (JSON Lines objects, or CSV columns named in a header; docs/input.md):
+  id          integer or string, echoed in the detections' `ids`
+  time        seconds since the epoch (see --time-unit) or RFC 3339
+  type        the event type `Atomic(type: …)` matches (default `event`, see --default-type)
+  lon, lat    location on `space: Wgs84` nets (degrees)
+  x, y        location on `space: Planar` nets
+  any other   an attribute for `when:` filters and `key:`
+Other names are mapped with --field NAME=SOURCE. Output fields: docs/output.md.";
+
 /// Detects composite spatio-temporal events: reads events (JSON Lines or CSV) and
 /// writes one JSON line per detection of the net's outputs.
 #[derive(Debug, Parser)]
-#[command(name = "ccpn-run", version, about, max_term_width = 100)]
+#[command(name = "ccpn-run", version, about, max_term_width = 100, after_help = INPUT_FIELDS)]
 pub(crate) struct Args {
     /// The net (a RON file).
     pub(crate) net: PathBuf,
