@@ -63,6 +63,11 @@ mod spatial;
 mod spec;
 
 pub use event::{Event, Id, Point, Space, TimeError, Timestamp, Value};
+
+/// The README's library example, run as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeExample;
 pub use model::{parse_duration, NetError, Problem};
 pub use net::Net;
 pub use runtime::{

@@ -134,9 +134,15 @@ impl Net {
     /// A one-line description: components, places, transitions, connection transitions, arcs.
     pub fn summary(&self) -> String {
         let (p, t, c, a) = self.petri.counts();
+        let n =
+            |count: usize, one: &str| format!("{count} {one}{}", if count == 1 { "" } else { "s" });
         format!(
-            "{} components, {p} places, {t} transitions, {c} connection transitions, {a} arcs",
-            self.petri.components.len()
+            "{}, {}, {}, {}, {}",
+            n(self.petri.components.len(), "component"),
+            n(p, "place"),
+            n(t, "transition"),
+            n(c, "connection transition"),
+            n(a, "arc")
         )
     }
 }

@@ -23,9 +23,24 @@ fn many_events(n: usize) -> String {
 
 #[test]
 fn a_closed_pipe_ends_every_output_quietly() {
-    let net = Temp::with("count.ron", COUNT_NET);
-    let events = Temp::with("ev.jsonl", &many_events(600));
-    for extra in [&[][..], &["--output", "geojson"], &["--workers", "2"]] {
+    let planar = Temp::with("count.ron", COUNT_NET);
+    let planar_events = Temp::with("ev.jsonl", &many_events(600));
+    // GeoJSON is for lon/lat nets.
+    let wgs84 = Temp::with(
+        "count84.ron",
+        &COUNT_NET.replace("Net(", "Net(space: Wgs84,"),
+    );
+    let wgs84_events = Temp::with(
+        "ev84.jsonl",
+        &many_events(600)
+            .replace("\"x\"", "\"lon\"")
+            .replace("\"y\"", "\"lat\""),
+    );
+    for (net, events, extra) in [
+        (&planar, &planar_events, &[][..]),
+        (&wgs84, &wgs84_events, &["--output", "geojson"]),
+        (&planar, &planar_events, &["--workers", "2"]),
+    ] {
         let out = close_after_first_bytes(bin().args([net.path(), events.path()]).args(extra));
         let err = text(&out.stderr);
         assert_eq!(out.status.code(), Some(0), "{extra:?}: {err}");
@@ -127,6 +142,15 @@ fn dash_h_is_help() {
 }
 
 #[test]
+fn help_lists_the_input_fields() {
+    let help = text(&run(&["--help"], "").stdout);
+    assert!(help.contains("Input fields"), "{help}");
+    for field in ["  id ", "  time ", "  type ", "  lon, lat ", "  x, y "] {
+        assert!(help.contains(field), "{field:?} in {help}");
+    }
+}
+
+#[test]
 fn io_errors_name_the_file() {
     let net = Temp::with("count.ron", COUNT_NET);
     let dir = std::env::temp_dir();
@@ -173,4 +197,56 @@ fn io_errors_name_the_file() {
             "{err}"
         );
     }
+}
+
+#[test]
+fn check_says_what_an_unused_event_feeds_and_counts_in_good_grammar() {
+    let net = Temp::with(
+        "unused.ron",
+        r#"Net(
+    events: {
+        "a": Atomic(type: "A"),
+        "b": Atomic(type: "B"),
+        "c": Atomic(type: "C"),
+        "bc": Seq(of: ["b", "c"], within: 10.0),
+    },
+    outputs: ["a"],
+)"#,
+    );
+    let out = run(&["--check", net.path()], "");
+    let err = text(&out.stderr);
+    assert!(
+        err.contains(
+            "event `c` is not an output and no output depends on it (it feeds only `bc`, which no output depends on either)"
+        ),
+        "{err}"
+    );
+    assert!(
+        err.contains("event `bc` is not an output and feeds no other event"),
+        "{err}"
+    );
+    assert!(!err.contains("feeds none"), "{err}");
+    let one = Temp::with(
+        "one.ron",
+        r#"Net(events: { "a": Atomic(type: "A") }, outputs: ["a"])"#,
+    );
+    let out = run(&["--check", one.path()], "");
+    let o = text(&out.stdout);
+    assert!(
+        o.contains(": ok: 1 component, 3 places, 1 transition, 1 connection transition, 4 arcs"),
+        "{o}"
+    );
+}
+
+#[test]
+fn geojson_output_of_a_planar_net_is_refused() {
+    let net = Temp::with("count.ron", COUNT_NET);
+    let out = run(&[net.path(), "--output", "geojson"], &many_events(3));
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.starts_with("ccpn-run: error: --output geojson needs a `space: Wgs84` net"),
+        "{err}"
+    );
+    assert!(text(&out.stdout).is_empty());
 }

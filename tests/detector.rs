@@ -1,5 +1,6 @@
 //! The library API: `Detector` is `Send`, bounded by `max_tokens`, driven by event
-//! time through `advance_to`, and rejects events older than its time.
+//! time through `advance_to`, rejects events older than its time and locations the
+//! readers refuse, and the README's example detects.
 
 use ccpn::{Detail, Detector, DetectorOptions, Event, Net, PushError, Timestamp};
 
@@ -340,4 +341,69 @@ fn atomics_found_by_a_required_value_match_as_every_filter_tested() {
     let (a, b) = (run(&hashed), run(&tested));
     assert!(a.len() > 1_000, "{}", a.len());
     assert_eq!(a, b);
+}
+
+#[test]
+fn push_refuses_what_the_readers_refuse() {
+    let planar = net(r#""a": Atomic(type: "A")"#, r#""a""#);
+    let mut d = Detector::new(&planar);
+    for (x, y) in [(f64::NAN, 0.0), (0.0, f64::INFINITY)] {
+        let refused = d.push(Event::new(1, "A", t(1.0)).at(x, y)).unwrap_err();
+        assert!(matches!(refused, PushError::NotFinite { .. }), "{refused}");
+    }
+    // Planar coordinates have no range.
+    assert_eq!(
+        d.push(Event::new(2, "A", t(1.0)).at(1e6, -1e6))
+            .unwrap()
+            .len(),
+        1
+    );
+    let wgs84 = Net::from_ron(
+        "w.ron",
+        r#"Net(space: Wgs84, events: { "a": Atomic(type: "A") }, outputs: ["a"])"#,
+    )
+    .unwrap();
+    let mut d = Detector::new(&wgs84);
+    for (lon, lat) in [(0.0, 90.5), (-180.5, 0.0)] {
+        let refused = d.push(Event::new(3, "A", t(2.0)).at(lon, lat)).unwrap_err();
+        assert_eq!(refused, PushError::OutOfRange { lon, lat });
+        assert!(refused.to_string().contains("beyond"), "{refused}");
+    }
+    assert_eq!(d.stats().processed, 0, "refused events are not processed");
+    assert_eq!(
+        d.push(Event::new(4, "A", t(2.0)).at(180.0, -90.0))
+            .unwrap()
+            .len(),
+        1
+    );
+    assert!(Timestamp::from_secs_f64(f64::NAN).is_none());
+}
+
+/// The README's library example pushes these two reports through nets/harbour.ron
+/// and prints the `entry` they make.
+#[test]
+fn the_readme_library_example_prints_a_detection() {
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let harbour = Net::from_file(concat!(env!("CARGO_MANIFEST_DIR"), "/nets/harbour.ron")).unwrap();
+    let mut d = Detector::new(&harbour);
+    let mut printed = Vec::new();
+    for (id, s, x) in [(1, 0.0, -2000.0), (2, 60.0, -1000.0)] {
+        let report = Event::new(id, "track", t(1_700_000_000.0 + s))
+            .at(x, 0.0)
+            .with("iff", "foe")
+            .with("track", 7.0);
+        for found in d.push(report).unwrap() {
+            let ids: Vec<String> = found.ids().map(|id| id.to_string()).collect();
+            printed.push(format!(
+                "{} at {} (reports {})",
+                found.event,
+                found.time,
+                ids.join(", ")
+            ));
+        }
+    }
+    assert_eq!(printed, ["entry at 1700000060 (reports 1, 2)"]);
+    assert!(readme.contains(&format!("prints `{}`", printed[0])));
+    assert!(readme.contains(".at(-2000.0, 0.0)") && readme.contains(".at(-1000.0, 0.0)"));
 }

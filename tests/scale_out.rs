@@ -664,3 +664,29 @@ fn processes_must_agree_on_the_net_and_its_partitions() {
         assert!(out0.stdout.is_empty());
     }
 }
+
+#[test]
+fn a_connect_timeout_names_the_process_that_did_not_come() {
+    let c = case(GLOBAL, false, 7);
+    let hosts = c.dir.path().join("hosts.txt");
+    let (p0, p1) = (free_port(), free_port());
+    std::fs::write(&hosts, format!("127.0.0.1:{p0}\n127.0.0.1:{p1}\n")).unwrap();
+    let out = wait(
+        spawn(
+            ccpn_run()
+                .arg(&c.net)
+                .args(["-n", "2", "-p", "0", "--hostfile"])
+                .arg(&hosts)
+                .args(["--connect-timeout", "1"]),
+        ),
+        "a lone process 0",
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains(&format!(
+            "process 1 (127.0.0.1:{p1}) did not connect to process 0 at 127.0.0.1:{p0} within 1s"
+        )),
+        "{err}"
+    );
+}

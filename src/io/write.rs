@@ -200,9 +200,11 @@ impl serde::Serialize for Fields<'_> {
 }
 
 /// Writes detections as one GeoJSON FeatureCollection, a feature per detection: its
-/// geometry is the occurrence's location, and, when its members were at more than one
-/// place (a counting set, a pair), a GeometryCollection of that point and a MultiPoint
-/// of the members' locations; its properties are the JSON Lines fields.
+/// geometry is the occurrence's location (a Point), or, when its members were at more
+/// than one place (a counting set, a pair), a MultiPoint of the members' locations in
+/// the order of `ids`; its properties are the JSON Lines fields, `lon` and `lat` (the
+/// occurrence's location) included. GeoJSON coordinates are longitude and latitude
+/// (RFC 7946): `ccpn-run` writes it for `Wgs84` nets only, and so should a caller.
 ///
 /// ```
 /// use ccpn::io::write::GeoJson;
@@ -245,7 +247,7 @@ impl GeoJson {
         let feature = serde_json::json!({
             "type": "Feature",
             "geometry": geometry(d),
-            "properties": Fields { d, location: None, part: Part::All },
+            "properties": Fields { d, location: Some(("lon", "lat")), part: Part::All },
         });
         serde_json::to_writer(&mut *w, &feature).map_err(io::Error::from)
     }
@@ -264,7 +266,7 @@ impl GeoJson {
     }
 }
 
-/// The occurrence's point, with its members' points when they are elsewhere.
+/// The occurrence's point, or its members' points when they are elsewhere.
 fn geometry(d: &Detection) -> serde_json::Value {
     let Some(p) = d.location else {
         return serde_json::Value::Null;
@@ -278,10 +280,7 @@ fn geometry(d: &Detection) -> serde_json::Value {
     if members.iter().all(|q| *q == [p.x, p.y]) {
         return point;
     }
-    serde_json::json!({
-        "type": "GeometryCollection",
-        "geometries": [point, {"type": "MultiPoint", "coordinates": members}],
-    })
+    serde_json::json!({"type": "MultiPoint", "coordinates": members})
 }
 
 struct Ids<'a>(&'a Detection);

@@ -10,11 +10,21 @@ pub(crate) fn parse(file: &str, src: &str) -> Result<NetSpec, Problem> {
     ron::Options::default()
         .with_default_extension(ron::extensions::Extensions::IMPLICIT_SOME)
         .from_str::<NetSpec>(src)
-        .map_err(|e| Problem {
-            file: file.to_owned(),
-            line: e.span.start.line,
-            col: e.span.start.col,
-            message: e.code.to_string(),
+        .map_err(|e| {
+            let (line, col) = (e.span.start.line, e.span.start.col);
+            let message = match &e.code {
+                ron::Error::Message(m) => {
+                    let at = SourceMap::new(src).offset_of(line, col);
+                    super::unique::both_lines(m, src, at).unwrap_or_else(|| m.clone())
+                }
+                other => other.to_string(),
+            };
+            Problem {
+                file: file.to_owned(),
+                line,
+                col,
+                message,
+            }
         })
 }
 
@@ -83,6 +93,17 @@ impl<'s> SourceMap<'s> {
         }
         let keys = self.keys.get_or_init(|| key_index(self.src));
         keys.get(name).copied()
+    }
+
+    /// The byte offset of 1-based `line` and `col` (in characters).
+    pub(crate) fn offset_of(&self, line: usize, col: usize) -> usize {
+        let Some(&start) = self.lines.get(line.saturating_sub(1)) else {
+            return self.src.len();
+        };
+        self.src[start..]
+            .char_indices()
+            .nth(col.saturating_sub(1))
+            .map_or(self.src.len(), |(i, _)| start + i)
     }
 
     /// The 1-based line and column (in characters) of byte offset `at`.

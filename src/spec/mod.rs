@@ -6,6 +6,7 @@
 mod load;
 mod problem;
 mod refs;
+mod unique;
 
 pub(crate) use load::{parse, SourceMap};
 pub use problem::Problem;
@@ -22,8 +23,9 @@ use crate::event::Space;
 pub(crate) struct NetSpec {
     #[serde(default)]
     pub(crate) space: Space,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "unique::zones")]
     pub(crate) zones: BTreeMap<String, ZoneSpec>,
+    #[serde(deserialize_with = "unique::events")]
     pub(crate) events: BTreeMap<String, OpSpec>,
     pub(crate) outputs: Vec<String>,
 }

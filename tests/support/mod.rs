@@ -19,15 +19,18 @@ pub(crate) fn net(name: &str) -> PathBuf {
     root().join("tests/nets").join(name)
 }
 
-/// Runs `ccpn-run args` with `input` on stdin.
-pub(crate) fn run(args: &[&str], input: &str) -> Output {
-    let mut child = bin()
-        .args(args)
-        .stdin(Stdio::piped())
+/// Starts `cmd` with its standard input, output and error on pipes.
+pub(crate) fn spawn_piped(cmd: &mut Command) -> std::process::Child {
+    cmd.stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .expect("spawn ccpn-run");
+        .expect("spawn ccpn-run")
+}
+
+/// Runs `ccpn-run args` with `input` on stdin.
+pub(crate) fn run(args: &[&str], input: &str) -> Output {
+    let mut child = spawn_piped(bin().args(args));
     let mut stdin = child.stdin.take().expect("stdin");
     let input = input.to_owned();
     let feeder = std::thread::spawn(move || {

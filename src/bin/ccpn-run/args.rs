@@ -6,10 +6,21 @@ use clap::{Parser, ValueEnum};
 
 use ccpn::io::read::{FieldMap, FieldMapError, TimeUnit};
 
+/// What `--help` says of the input, after the flags.
+const INPUT_FIELDS: &str = "\
+Input fields (JSON Lines objects, or CSV columns named in a header; docs/input.md):
+  id          integer or string, echoed in the detections' `ids`
+  time        seconds since the epoch (see --time-unit) or RFC 3339
+  type        the event type `Atomic(type: …)` matches (default `event`, see --default-type)
+  lon, lat    location on `space: Wgs84` nets (degrees)
+  x, y        location on `space: Planar` nets
+  any other   an attribute for `when:` filters and `key:`
+Other names are mapped with --field NAME=SOURCE. Output fields: docs/output.md.";
+
 /// Detects composite spatio-temporal events: reads events (JSON Lines or CSV) and
 /// writes one JSON line per detection of the net's outputs.
 #[derive(Debug, Parser)]
-#[command(name = "ccpn-run", version, about, max_term_width = 100)]
+#[command(name = "ccpn-run", version, about, max_term_width = 100, after_help = INPUT_FIELDS)]
 pub(crate) struct Args {
     /// The net (a RON file).
     pub(crate) net: PathBuf,
@@ -17,7 +28,7 @@ pub(crate) struct Args {
     /// The events; standard input when absent or `-`.
     pub(crate) events: Option<PathBuf>,
 
-    /// Check the net, print a summary and its warnings, and exit.
+    /// Check the net: print a summary on stdout and its warnings on stderr, and exit.
     #[arg(long, conflicts_with = "dot")]
     pub(crate) check: bool,
 
@@ -29,7 +40,8 @@ pub(crate) struct Args {
     #[arg(long, value_enum, default_value_t = FormatArg::Auto)]
     pub(crate) format: FormatArg,
 
-    /// Detections as JSON Lines, or as one GeoJSON FeatureCollection (for a map).
+    /// Detections as JSON Lines, or as one GeoJSON FeatureCollection (for a map; `Wgs84`
+    /// nets only).
     #[arg(long, value_enum, default_value_t = OutputArg::Jsonl)]
     pub(crate) output: OutputArg,
 
@@ -41,7 +53,8 @@ pub(crate) struct Args {
     #[arg(long, value_name = "FILE")]
     pub(crate) late: Option<PathBuf>,
 
-    /// Stop with exit status 3 at the first bad or late line.
+    /// Stop with exit status 3 at the first bad or late line (the events held for
+    /// `--max-delay` reordering before it are detected first).
     #[arg(long)]
     pub(crate) strict: bool,
 
@@ -213,6 +226,19 @@ impl Args {
         self.field_map()
             .map(|_| ())
             .map_err(|e| format!("--field: {e}"))
+    }
+
+    /// What is wrong with the flags for a net of `space`: `Err` is an argument error.
+    pub(crate) fn check_for(&self, space: ccpn::Space) -> Result<(), String> {
+        if self.output == OutputArg::Geojson && space == ccpn::Space::Planar {
+            return Err(
+                "--output geojson needs a `space: Wgs84` net: GeoJSON coordinates are \
+                        longitude and latitude (RFC 7946), and this net is Planar (x/y in its \
+                        own units); use --output jsonl"
+                    .into(),
+            );
+        }
+        Ok(())
     }
 
     /// Is the run on Timely Dataflow workers rather than one detector thread?

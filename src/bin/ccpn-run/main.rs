@@ -3,12 +3,14 @@
 //! Exit status: 0 when all input was read (bad and late lines included, reported on
 //! stderr), 1 on an I/O error, 2 for an invalid net or bad arguments, 3 when
 //! `--strict` stopped at a bad or late line, 4 when no line at all could be used,
-//! 101 when ccpn-run itself failed (a defect, reported in one line on stderr). A
-//! closed stdout ends the run quietly (0).
+//! 101 when ccpn-run itself failed (a defect, reported in one line on stderr), 130
+//! (143) when Ctrl-C (SIGTERM) stopped it in order. A closed stdout ends the run
+//! quietly (0).
 
 mod args;
 mod checkpoint;
 mod dataflow;
+mod interrupt;
 mod pipeline;
 mod say;
 
@@ -55,9 +57,12 @@ fn main() -> ExitCode {
             if n == 1 { "" } else { "s" }
         ));
         for w in net.warnings() {
-            report.push_str(&format!("warning: {w}\n"));
+            say::warning(w);
         }
         return print_or_quiet(&report);
+    }
+    if let Err(why) = args.check_for(net.space()) {
+        say::bad_arguments(why);
     }
     for w in net.warnings() {
         say::warning(w);

@@ -237,14 +237,42 @@ impl<'a> Validator<'a> {
                 }
             }
         }
-        let unused: Vec<String> = (0..self.nodes.len())
+        // The events each unused one feeds (all unused too).
+        let mut feeds: Vec<Vec<NodeId>> = vec![Vec::new(); self.nodes.len()];
+        for id in (0..self.nodes.len()).filter(|&id| !used[id]) {
+            for o in self.nodes[id].op.operands() {
+                if !feeds[o].contains(&id) {
+                    feeds[o].push(id);
+                }
+            }
+        }
+        let unused: Vec<(String, String)> = (0..self.nodes.len())
             .filter(|&id| !used[id])
-            .flat_map(|id| self.nodes[id].names.iter().map(|n| n.to_string()))
+            .flat_map(|id| {
+                let why = match feeds[id].as_slice() {
+                    [] => "feeds no other event".to_owned(),
+                    fed => {
+                        let names: Vec<String> = fed
+                            .iter()
+                            .filter_map(|&f| self.nodes[f].names.first())
+                            .map(|n| format!("`{n}`"))
+                            .collect();
+                        format!(
+                            "no output depends on it (it feeds only {}, which no output depends on either)",
+                            names.join(", ")
+                        )
+                    }
+                };
+                self.nodes[id]
+                    .names
+                    .iter()
+                    .map(move |n| (n.to_string(), why.clone()))
+            })
             .collect();
-        for name in unused {
+        for (name, why) in unused {
             self.warn(
                 &[&name],
-                format!("event `{name}` is not an output and feeds none"),
+                format!("event `{name}` is not an output and {why}"),
             );
         }
     }

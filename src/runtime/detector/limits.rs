@@ -44,6 +44,22 @@ pub enum PushError {
         /// The detector's time.
         now: Timestamp,
     },
+    /// A coordinate of the event's location is not a finite number (NaN, infinite).
+    #[error("location ({x}, {y}) is not a pair of finite numbers")]
+    NotFinite {
+        /// The location's first coordinate (`x`, or longitude).
+        x: f64,
+        /// Its second (`y`, or latitude).
+        y: f64,
+    },
+    /// On a `Wgs84` net, a longitude beyond ±180 or a latitude beyond ±90 degrees.
+    #[error("location (lon {lon}, lat {lat}) is beyond ±180° of longitude or ±90° of latitude")]
+    OutOfRange {
+        /// The longitude.
+        lon: f64,
+        /// The latitude.
+        lat: f64,
+    },
 }
 
 /// Counters of a detector's work so far.

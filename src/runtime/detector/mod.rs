@@ -19,7 +19,7 @@ use super::place::TokenBudget;
 use super::program::Program;
 use super::timer::Timers;
 use super::token::{Term, Token};
-use crate::event::{Event, Timestamp};
+use crate::event::{Event, Space, Timestamp};
 
 /// Detects the output events of a net in a stream of atomic events.
 ///
@@ -126,7 +126,10 @@ impl Detector {
     ///
     /// # Errors
     ///
-    /// [`PushError::Late`] if the event is older than the detector's time; it is not processed.
+    /// [`PushError::Late`] if the event is older than the detector's time;
+    /// [`PushError::NotFinite`] if a coordinate of its location is NaN or infinite;
+    /// [`PushError::OutOfRange`] if, on a `Wgs84` net, its longitude is beyond ±180°
+    /// or its latitude beyond ±90°. An event refused is not processed.
     pub fn push(&mut self, event: Event) -> Result<Vec<Detection>, PushError> {
         let mut out = Vec::new();
         self.push_into(event, &mut out)?;
@@ -160,18 +163,13 @@ impl Detector {
     ///
     /// # Errors
     ///
-    /// [`PushError::Late`] if the event is older than the detector's time.
+    /// As [`Detector::push`].
     pub fn observe_into(
         &mut self,
         event: Event,
         out: &mut Vec<Detection>,
     ) -> Result<(), PushError> {
-        if event.time < self.now {
-            return Err(PushError::Late {
-                time: event.time,
-                now: self.now,
-            });
-        }
+        self.admit(&event)?;
         self.run_timers(event.time, false, out);
         self.quiet = true;
         let mut none = Vec::new();
@@ -185,14 +183,9 @@ impl Detector {
     ///
     /// # Errors
     ///
-    /// [`PushError::Late`] if the event is older than the detector's time.
+    /// As [`Detector::push`].
     pub fn push_into(&mut self, event: Event, out: &mut Vec<Detection>) -> Result<(), PushError> {
-        if event.time < self.now {
-            return Err(PushError::Late {
-                time: event.time,
-                now: self.now,
-            });
-        }
+        self.admit(&event)?;
         self.run_timers(event.time, false, out);
         self.now = event.time;
         self.processed += 1;
@@ -221,6 +214,28 @@ impl Detector {
             self.now = time;
         }
         out
+    }
+
+    /// Whether `event` may be pushed: not late, and located (if at all) at finite
+    /// coordinates, within ±180° and ±90° on a `Wgs84` net, as the readers of
+    /// [`crate::io::read`] require. (A [`Timestamp`] is never NaN.)
+    fn admit(&self, event: &Event) -> Result<(), PushError> {
+        if event.time < self.now {
+            return Err(PushError::Late {
+                time: event.time,
+                now: self.now,
+            });
+        }
+        let Some(p) = event.location else {
+            return Ok(());
+        };
+        if !p.x.is_finite() || !p.y.is_finite() {
+            return Err(PushError::NotFinite { x: p.x, y: p.y });
+        }
+        if self.program.model.space == Space::Wgs84 && (p.x.abs() > 180.0 || p.y.abs() > 90.0) {
+            return Err(PushError::OutOfRange { lon: p.x, lat: p.y });
+        }
+        Ok(())
     }
 
     /// Ends the stream: fires the ticks due at the current time. No event should be

@@ -133,9 +133,7 @@ fn connect(
                 if Instant::now() >= deadline {
                     return Err(io::Error::new(
                         io::ErrorKind::TimedOut,
-                        format!(
-                            "{waiting} of the processes after {me} did not connect to {here} within {timeout:?}"
-                        ),
+                        not_connected(addresses, &sockets, me, timeout),
                     ));
                 }
                 sleep(Duration::from_millis(20));
@@ -144,6 +142,31 @@ fn connect(
         }
     }
     Ok(sockets)
+}
+
+/// Says which processes after `me` did not connect within `timeout`, with their
+/// addresses: "process 2 (10.0.0.3:7000) did not connect to 10.0.0.1:7000 within 1s".
+fn not_connected(
+    addresses: &[String],
+    sockets: &[Option<TcpStream>],
+    me: usize,
+    timeout: Duration,
+) -> String {
+    let missing: Vec<String> = (me + 1..addresses.len())
+        .filter(|&i| sockets[i].is_none())
+        .map(|i| format!("{i} ({})", addresses[i]))
+        .collect();
+    let who = if missing.len() == 1 {
+        "process"
+    } else {
+        "processes"
+    };
+    format!(
+        "{who} {} did not connect to process {me} at {} within {timeout:?}: is it running, \
+         with -p and the same --hostfile?",
+        missing.join(", "),
+        addresses[me]
+    )
 }
 
 /// The time left until `deadline` (at least a millisecond: a zero timeout means none).

@@ -438,7 +438,7 @@ fn feed(
                 batch
             }
             // No checkpoints on workers.
-            Ok(ToDetector::Mark(_)) => continue,
+            Ok(ToDetector::Mark(_) | ToDetector::Final(_) | ToDetector::Stopped) => continue,
             Ok(ToDetector::Advance(to)) => {
                 let to = time_of(to);
                 if to > *input.time() {

@@ -11,7 +11,7 @@ use ccpn::{Detection, Detector};
 
 use super::reader::ToDetector;
 use super::writer::ToWriter;
-use crate::checkpoint::Checkpoint;
+use crate::checkpoint::{Checkpoint, Position};
 
 /// What the detector's loop counts besides the detector's own statistics.
 pub(super) struct Tally {
@@ -57,6 +57,7 @@ pub(super) fn detect(
 ) {
     let max_tokens = detector.options().max_tokens;
     let mut warned_evictions = false;
+    let mut finish = true;
     for msg in events.iter() {
         if stop.load(Ordering::Relaxed) {
             // The writer has gone (a closed stdout): nothing more is wanted.
@@ -82,16 +83,15 @@ pub(super) fn detect(
                 tally.count(outputs, &found);
                 found.is_empty() || detections.send(ToWriter::Detections(found)).is_ok()
             }
-            ToDetector::Mark(position) => {
-                let checkpoint = Checkpoint {
-                    position,
-                    per_output: tally.per_output.clone(),
-                    late_in_detector: tally.late,
-                    detector: detector.snapshot(),
-                };
-                detections
-                    .send(ToWriter::Checkpoint(checkpoint.encode()))
-                    .is_ok()
+            ToDetector::Mark(position) => checkpoint(detector, tally, position, &detections),
+            ToDetector::Final(position) => {
+                finish = false;
+                finished(detector, tally, outputs, &detections);
+                checkpoint(detector, tally, position, &detections)
+            }
+            ToDetector::Stopped => {
+                finish = false;
+                true
             }
         };
         if !sent {
@@ -100,9 +100,39 @@ pub(super) fn detect(
         }
     }
     drop(events);
+    if finish {
+        finished(detector, tally, outputs, &detections);
+    }
+}
+
+/// Finishes the detector: sends what is due at the last time.
+fn finished(
+    detector: &mut Detector,
+    tally: &mut Tally,
+    outputs: &[String],
+    detections: &Sender<ToWriter>,
+) {
     let last = detector.finish();
     tally.count(outputs, &last);
     if !last.is_empty() {
         let _ = detections.send(ToWriter::Detections(last));
     }
+}
+
+/// Sends the writer a checkpoint of the run at `position`; `false` if it has gone.
+fn checkpoint(
+    detector: &Detector,
+    tally: &Tally,
+    position: Position,
+    detections: &Sender<ToWriter>,
+) -> bool {
+    let checkpoint = Checkpoint {
+        position,
+        per_output: tally.per_output.clone(),
+        late_in_detector: tally.late,
+        detector: detector.snapshot(),
+    };
+    detections
+        .send(ToWriter::Checkpoint(checkpoint.encode()))
+        .is_ok()
 }

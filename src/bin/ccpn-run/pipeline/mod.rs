@@ -43,6 +43,7 @@ const DEPTH: usize = 4;
 /// Runs the net over the input; returns the exit status.
 pub(crate) fn run(args: &Args, net: Net) -> io::Result<ExitCode> {
     let started = Instant::now();
+    crate::interrupt::install()?;
     let outputs: Vec<String> = net.outputs().map(str::to_owned).collect();
     let options = DetectorOptions {
         max_tokens: args.max_tokens,
@@ -93,6 +94,9 @@ pub(crate) fn run(args: &Args, net: Net) -> io::Result<ExitCode> {
         &format!("--max-tokens {}", limits.max_tokens),
     );
     report::say_unusable(&counts);
+    if let Some((sig, line)) = counts.interrupted {
+        report::interrupted(sig, line, &counts, args.checkpoint.as_deref());
+    }
     if args.stats {
         report::print_stats(&report::Summary {
             counts: &counts,
@@ -132,6 +136,12 @@ fn start_or_resume(
     match resumed {
         Some(c) => match Detector::restore(net, &c.detector) {
             Ok(d) if c.per_output.len() == outputs.len() => {
+                crate::say::note(format_args!(
+                    "resuming from checkpoint {}: lines 1 to {} were consumed; the next detection is seq {}",
+                    args.resume.as_deref().unwrap_or(std::path::Path::new("")).display(),
+                    c.position.line,
+                    d.stats().detections
+                ));
                 let tally = Tally {
                     per_output: c.per_output,
                     late: c.late_in_detector,

@@ -21,6 +21,7 @@ use super::report::{LateFile, Reports};
 use super::{BATCH, DEPTH};
 use crate::args::{Args, FormatArg};
 use crate::checkpoint::Position;
+use crate::interrupt::{self, Interruptible};
 
 /// What the reader counted.
 #[derive(Default)]
@@ -32,6 +33,10 @@ pub(crate) struct ReadCounts {
     pub(crate) unlocated: u64,
     /// Set when `--strict` stopped the run.
     pub(crate) stopped: bool,
+    /// Set when a signal stopped the run: the signal, and the last line taken.
+    pub(crate) interrupted: Option<(i32, u64)>,
+    /// Events held for reordering that a stopped run did not process.
+    pub(crate) held_unprocessed: u64,
 }
 
 /// The input: a file, or standard input.
@@ -40,10 +45,12 @@ pub(crate) type Input = BufReader<Box<dyn Read + Send>>;
 /// Opens the events file, or standard input when there is none or it is `-`.
 pub(crate) fn open_input(args: &Args) -> io::Result<Input> {
     let raw: Box<dyn Read + Send> = match &args.events {
-        Some(p) if p.as_os_str() != "-" => Box::new(
-            File::open(p).map_err(|e| crate::say::in_file(e, "cannot open the events file", p))?,
-        ),
-        _ => Box::new(io::stdin()),
+        Some(p) if p.as_os_str() != "-" => {
+            Box::new(Interruptible::new(File::open(p).map_err(|e| {
+                crate::say::in_file(e, "cannot open the events file", p)
+            })?))
+        }
+        _ => Box::new(Interruptible::new(io::stdin())),
     };
     Ok(BufReader::with_capacity(1 << 16, raw))
 }
@@ -114,6 +121,12 @@ pub(crate) enum ToDetector {
     /// Every line up to here is read: the detector is to checkpoint, once it has
     /// processed the events sent before.
     Mark(Position),
+    /// The input has ended and every event is sent: the detector is to finish, then
+    /// checkpoint (so that a run resumed from it has nothing left to do).
+    Final(Position),
+    /// A signal stopped the reader before the end of the input: the detector is not
+    /// to finish (what is due at the last time waits for a resumed run).
+    Stopped,
 }
 
 /// The reader's state: its reports and counts, and the events held for reordering
@@ -173,13 +186,16 @@ pub(crate) fn read_events(
         None => r.read_all(events, stop, &mut replay)?,
         Some(beat) => r.read_with_heartbeat(events, beat, stop, &mut replay)?,
     };
+    if let Some(sig) = interrupt::received() {
+        return r.interrupted(sig, last, replay.line);
+    }
     if last < replay.line || !replay.held.is_empty() {
         return Err(io::Error::other(format!(
             "the input is not the one checkpointed: it has {last} lines, the checkpoint had read {}",
             replay.line
         )));
     }
-    r.finish()
+    r.finish(last)
 }
 
 /// Lines read on the input thread: (number, line) or the I/O error that ended it.
@@ -222,7 +238,7 @@ impl Reader {
         stop: &AtomicBool,
         replay: &mut Replay,
     ) -> io::Result<u64> {
-        while !stop.load(Ordering::Relaxed) {
+        while !stop.load(Ordering::Relaxed) && interrupt::received().is_none() {
             let before = events.line_number();
             let Some(next) = events.next_record() else {
                 break;
@@ -256,7 +272,7 @@ impl Reader {
             .spawn(move || pump(lines, &tx))?;
         let mut last = 0;
         'input: loop {
-            if stop.load(Ordering::Relaxed) {
+            if stop.load(Ordering::Relaxed) || interrupt::received().is_some() {
                 break;
             }
             match rx.recv_timeout(beat) {
@@ -391,8 +407,14 @@ impl Reader {
     /// Sends the events read so far, then a checkpoint mark; `false` if the detector
     /// has gone.
     fn mark(&mut self, no: u64) -> bool {
+        let position = self.position(no);
+        self.flush() && self.tx.send(ToDetector::Mark(position)).is_ok()
+    }
+
+    /// Where the run is after line `no`.
+    fn position(&self, no: u64) -> Position {
         let counts = &self.reports.counts;
-        let position = Position {
+        Position {
             line: no,
             read: counts.read,
             rejected: counts.rejected,
@@ -400,8 +422,7 @@ impl Reader {
             newest: self.reorder.newest_seen(),
             released: self.reorder.released_up_to(),
             held: self.reorder.held_lines().collect(),
-        };
-        self.flush() && self.tx.send(ToDetector::Mark(position)).is_ok()
+        }
     }
 
     /// Sends the batch; `false` if the detector has gone.
@@ -413,18 +434,42 @@ impl Reader {
         self.tx.send(ToDetector::Events(batch)).is_ok()
     }
 
-    /// At the end of input: releases what is held (or, stopped by `--strict`,
-    /// counts it as rejected).
-    fn finish(mut self) -> io::Result<ReadCounts> {
-        if !self.reports.counts.stopped {
-            while let Some((_, _, ev)) = self.reorder.pop_any() {
-                self.batch.push(ev);
-            }
-        } else {
-            // Lines held for reordering were read but not processed.
-            self.reports.counts.rejected += self.reorder.len() as u64;
+    /// At the end of input (or the line at which `--strict` stopped, `last`):
+    /// releases what is held, and with `--checkpoint`, marks the final checkpoint of
+    /// the input's end.
+    fn finish(mut self, last: u64) -> io::Result<ReadCounts> {
+        let held = self.reorder.len() as u64;
+        while let Some((_, _, ev)) = self.reorder.pop_any() {
+            self.batch.push(ev);
         }
-        self.flush();
+        if self.reports.counts.stopped {
+            self.reports.stopped(last, held)?;
+        }
+        if self.flush() && self.cfg.checkpoint_every != 0 && !self.reports.counts.stopped {
+            let position = self.position(last);
+            let _ = self.tx.send(ToDetector::Final(position));
+        }
+        self.reports.finish()
+    }
+
+    /// A signal, `sig`, stopped the reader after line `last` (`replayed`: the line of
+    /// the checkpoint resumed from): with `--checkpoint`, marks a checkpoint there,
+    /// unless the run has not got past the one it resumed from; the events held for
+    /// reordering are not processed (a run resumed from the checkpoint processes
+    /// them).
+    fn interrupted(mut self, sig: i32, last: u64, replayed: u64) -> io::Result<ReadCounts> {
+        let mut ok = true;
+        if self.cfg.checkpoint_every != 0 && last > replayed {
+            ok = self.mark(last);
+        } else {
+            ok &= self.flush();
+        }
+        let counts = &mut self.reports.counts;
+        counts.interrupted = Some((sig, last.max(replayed)));
+        counts.held_unprocessed = self.reorder.len() as u64;
+        if ok {
+            let _ = self.tx.send(ToDetector::Stopped);
+        }
         self.reports.finish()
     }
 }

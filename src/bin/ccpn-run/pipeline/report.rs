@@ -162,6 +162,23 @@ impl Reports {
         !self.strict
     }
 
+    /// Says that `--strict` stopped the run at line `no`, after the `held` events
+    /// held for reordering were released (their detections are written).
+    pub(super) fn stopped(&mut self, no: u64, held: u64) -> io::Result<()> {
+        let held = match held {
+            0 => String::new(),
+            1 => "; the event held for reordering (--max-delay) before it was processed".into(),
+            n => format!(
+                "; the {n} events held for reordering (--max-delay) before it were processed"
+            ),
+        };
+        writeln!(
+            self.err,
+            "{}--strict stopped the run at line {no}: the lines after it were not read{held}",
+            say::ERROR
+        )
+    }
+
     /// Flushes the reports; the counts.
     pub(super) fn finish(mut self) -> io::Result<ReadCounts> {
         let mut hidden: Vec<(&Reason, &Shown)> = self
@@ -231,10 +248,34 @@ pub(crate) fn say_unusable(counts: &ReadCounts) {
     }
 }
 
-/// The exit status of a run that read its input: 3 when `--strict` stopped it, 4
-/// when no line at all could be used (every line rejected), else 0.
+/// Says that signal `sig` stopped the run after line `line`, and what of it was kept.
+pub(super) fn interrupted(sig: i32, line: u64, counts: &ReadCounts, checkpoint: Option<&Path>) {
+    let held = match counts.held_unprocessed {
+        0 => String::new(),
+        1 => "; the event held for reordering (--max-delay) was not processed".into(),
+        n => format!("; the {n} events held for reordering (--max-delay) were not processed"),
+    };
+    let resume = match checkpoint {
+        Some(p) => format!(
+            "; checkpoint {} holds the run: --resume {} goes on from there",
+            p.display(),
+            p.display()
+        ),
+        None => String::new(),
+    };
+    say::note(format_args!(
+        "stopped by {} after line {line}: the detections made are written{held}{resume}",
+        crate::interrupt::name(sig)
+    ));
+}
+
+/// The exit status of a run that read its input: 128 plus the signal's number when
+/// a signal stopped it, 3 when `--strict` did, 4 when no line at all could be used
+/// (every line rejected), else 0.
 pub(crate) fn exit_status(counts: &ReadCounts) -> ExitCode {
-    if counts.stopped {
+    if let Some((sig, _)) = counts.interrupted {
+        ExitCode::from(u8::try_from(128 + sig).unwrap_or(130))
+    } else if counts.stopped {
         ExitCode::from(3)
     } else if unusable(counts) {
         ExitCode::from(4)
@@ -321,5 +362,10 @@ pub(super) fn print_stats(s: &Summary<'_>) {
         "refused_sets": stats.refused_sets,
         "truncated_firings": stats.truncated_firings,
     });
+    let mut summary = summary;
+    if counts.interrupted.is_some() {
+        summary["interrupted"] = true.into();
+        summary["held_unprocessed"] = counts.held_unprocessed.into();
+    }
     eprintln!("{summary}");
 }
