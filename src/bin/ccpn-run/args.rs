@@ -62,6 +62,16 @@ pub(crate) struct Args {
     #[arg(long)]
     pub(crate) stats: bool,
 
+    /// Also print a JSON line of counters on stderr every N events processed (a live
+    /// feed of the run's progress).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) stats_every: Option<u64>,
+
+    /// No warnings and no progress line: only errors, and at the end one line
+    /// counting the bad and late lines whose reports were silenced.
+    #[arg(long, short = 'q')]
+    pub(crate) quiet: bool,
+
     /// Most tokens the net may hold at once; beyond it the oldest are evicted.
     #[arg(long, value_name = "N", default_value_t = 1_000_000)]
     pub(crate) max_tokens: usize,

@@ -30,6 +30,9 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 fn main() -> ExitCode {
     report_defects();
     let args = Args::try_parse().unwrap_or_else(|e| say::clap_exit(&e));
+    if args.quiet {
+        say::set_quiet();
+    }
     if let Err(why) = args.check() {
         say::bad_arguments(why);
     }

@@ -4,6 +4,7 @@
 //! errors go through clap, which adds the usage; they exit with status 2.
 
 use std::fmt::Display;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use clap::CommandFactory;
 
@@ -19,14 +20,31 @@ pub(crate) fn error(what: impl Display) {
     eprintln!("{ERROR}{what}");
 }
 
-/// Says `what` as a warning.
-pub(crate) fn warning(what: impl Display) {
-    eprintln!("{WARNING}{what}");
+/// `--quiet`: warnings and notes are not said.
+static QUIET: AtomicBool = AtomicBool::new(false);
+
+/// Silences warnings and notes from now on (`--quiet`).
+pub(crate) fn set_quiet() {
+    QUIET.store(true, Ordering::Relaxed);
 }
 
-/// Says `what` as a note.
+/// Whether `--quiet` silenced warnings.
+pub(crate) fn quiet() -> bool {
+    QUIET.load(Ordering::Relaxed)
+}
+
+/// Says `what` as a warning, unless `--quiet`.
+pub(crate) fn warning(what: impl Display) {
+    if !quiet() {
+        eprintln!("{WARNING}{what}");
+    }
+}
+
+/// Says `what` as a note, unless `--quiet`.
 pub(crate) fn note(what: impl Display) {
-    eprintln!("ccpn-run: note: {what}");
+    if !quiet() {
+        eprintln!("ccpn-run: note: {what}");
+    }
 }
 
 /// Reports a clap error (an argument error) in ccpn-run's form and exits with its

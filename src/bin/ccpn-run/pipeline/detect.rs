@@ -9,6 +9,7 @@ use crossbeam_channel::{Receiver, Sender};
 
 use ccpn::{Detection, Detector};
 
+use super::progress::Feedback;
 use super::reader::ToDetector;
 use super::writer::ToWriter;
 use crate::checkpoint::{Checkpoint, Position};
@@ -54,6 +55,7 @@ pub(super) fn detect(
     events: Receiver<ToDetector>,
     detections: Sender<ToWriter>,
     stop: &AtomicBool,
+    feedback: &mut Feedback<'_>,
 ) {
     let max_tokens = detector.options().max_tokens;
     let mut warned_evictions = false;
@@ -76,6 +78,7 @@ pub(super) fn detect(
                     crate::say::warning(format_args!("--max-tokens {max_tokens} reached: the oldest waiting tokens are being evicted, and new key values of states turned away"));
                 }
                 tally.count(outputs, &found);
+                feedback.after_batch(detector, tally);
                 found.is_empty() || detections.send(ToWriter::Detections(found)).is_ok()
             }
             ToDetector::Advance(to) => {
@@ -103,6 +106,7 @@ pub(super) fn detect(
     if finish {
         finished(detector, tally, outputs, &detections);
     }
+    feedback.done();
 }
 
 /// Finishes the detector: sends what is due at the last time.

@@ -8,6 +8,7 @@
 //! checkpoint.
 
 mod detect;
+mod progress;
 mod reader;
 mod report;
 mod writer;
@@ -61,10 +62,12 @@ pub(crate) fn run(args: &Args, net: Net) -> io::Result<ExitCode> {
     let stop = Arc::new(AtomicBool::new(false));
     let (ev_tx, ev_rx) = bounded::<ToDetector>(DEPTH);
     let (det_tx, det_rx) = bounded::<ToWriter>(DEPTH);
+    let live = Arc::new(progress::Live::default());
     let reader = {
         let input = open_input(args)?;
         let late_file = open_late_file(args, resume.is_some())?;
-        let cfg = ReaderConfig::new(args, &net);
+        let mut cfg = ReaderConfig::new(args, &net);
+        cfg.live = Arc::clone(&live);
         let stop = stop.clone();
         thread::Builder::new()
             .name("reader".into())
@@ -77,7 +80,16 @@ pub(crate) fn run(args: &Args, net: Net) -> io::Result<ExitCode> {
             .name("writer".into())
             .spawn(move || write_detections(det_rx, space, output, checkpoint, &stop))?
     };
-    detect(&mut detector, &mut tally, &outputs, ev_rx, det_tx, &stop);
+    let mut feedback = progress::Feedback::new(&live, args.stats_every, !args.quiet);
+    detect(
+        &mut detector,
+        &mut tally,
+        &outputs,
+        ev_rx,
+        det_tx,
+        &stop,
+        &mut feedback,
+    );
     let counts = join(reader, "reader")??;
     if let Err(e) = join(writer, "writer")? {
         if e.kind() != io::ErrorKind::BrokenPipe {

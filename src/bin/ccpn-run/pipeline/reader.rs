@@ -8,6 +8,7 @@ use std::collections::HashSet;
 use std::fs::File;
 use std::io::{self, BufReader, Read};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::thread;
 use std::time::Duration;
 
@@ -17,6 +18,7 @@ use ccpn::io::read::{BadLine, EventLine, EventReader, FieldMap, Format, LineErro
 use ccpn::io::reorder::Reorder;
 use ccpn::{Event, Net, Space, Timestamp};
 
+use super::progress::Live;
 use super::report::{LateFile, Reports};
 use super::{BATCH, DEPTH};
 use crate::args::{Args, FormatArg};
@@ -72,6 +74,8 @@ pub(crate) struct ReaderConfig {
     pub(crate) fields: FieldMap,
     /// The input, for messages: its path, or "standard input".
     pub(crate) input_name: String,
+    /// Where the counts are published for the progress line and `--stats-every`.
+    pub(crate) live: Arc<Live>,
 }
 
 impl ReaderConfig {
@@ -96,6 +100,7 @@ impl ReaderConfig {
                 0
             },
             heartbeat: args.heartbeat(),
+            live: Arc::new(Live::default()),
         }
     }
 
@@ -431,6 +436,8 @@ impl Reader {
             return true;
         }
         let batch = std::mem::replace(&mut self.batch, Vec::with_capacity(BATCH));
+        let c = &self.reports.counts;
+        self.cfg.live.set(c.read, c.rejected, c.late);
         self.tx.send(ToDetector::Events(batch)).is_ok()
     }
 

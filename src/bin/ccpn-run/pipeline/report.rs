@@ -104,14 +104,14 @@ impl Reports {
             count: 0,
         });
         shown.count += 1;
-        shown.count <= SHOWN_PER_REASON
+        shown.count <= SHOWN_PER_REASON && !say::quiet()
     }
 
     /// Counts an event without a location, `ev` of line `no`; warns, once, when it
     /// has fields that look like the location under other names.
     pub(super) fn unlocated(&mut self, no: u64, ev: &Event, space: Space) -> io::Result<()> {
         self.counts.unlocated += 1;
-        if self.told_unlocated {
+        if self.told_unlocated || say::quiet() {
             return Ok(());
         }
         let Some((x, y)) = lookalike_location(ev, space) else {
@@ -181,6 +181,15 @@ impl Reports {
 
     /// Flushes the reports; the counts.
     pub(super) fn finish(mut self) -> io::Result<ReadCounts> {
+        let (rejected, late) = (self.counts.rejected, self.counts.late);
+        if say::quiet() && rejected + late > 0 {
+            writeln!(
+                self.err,
+                "{WARNING}{rejected} lines rejected and {late} late, not reported one by one \
+                 (--quiet); --stats counts them, --late FILE keeps the late ones"
+            )?;
+            self.reasons.clear();
+        }
         let mut hidden: Vec<(&Reason, &Shown)> = self
             .reasons
             .iter()
