@@ -61,3 +61,36 @@ fn a_cycle_of_9000_events_is_one_short_error() {
         other => panic!("{:?}", other.map(|_| ())),
     }
 }
+
+/// A bow-tie polygon loads (both loops are inside, by the non-zero winding rule) with
+/// a warning naming the zone, its place in the file, and the edges that cross.
+#[test]
+fn a_polygon_that_crosses_itself_is_warned_about() {
+    let src = r#"Net(
+    zones: {
+        "bow": Polygon([(0.0, 0.0), (4.0, 4.0), (4.0, 0.0), (0.0, 4.0)]),
+        "square": Polygon([(0.0, 0.0), (4.0, 0.0), (4.0, 4.0), (0.0, 4.0)]),
+    },
+    events: { "a": Atomic(type: "A"), "in": Within(of: "a", zones: ["bow", "square"]) },
+    outputs: ["in"],
+)"#;
+    let net = Net::from_ron("bow.ron", src).unwrap();
+    let w = net.warnings();
+    assert_eq!(w.len(), 1, "{w:?}");
+    assert_eq!((w[0].line, w[0].col), (3, 9));
+    assert!(
+        w[0].message
+            .starts_with("zone `bow`: its outline crosses itself (its edges from points 1 and 3)"),
+        "{}",
+        w[0].message
+    );
+    // Both loops are inside: (3, 2) in the right one, (1, 2) in the left.
+    let bow_only = src.replace(r#"["bow", "square"]"#, r#"["bow"]"#);
+    let net = Net::from_ron("bow.ron", &bow_only).unwrap();
+    let mut d = ccpn::Detector::new(&net);
+    let t = ccpn::Timestamp::from_secs_f64(0.0).unwrap();
+    for (id, x) in [(1, 3.0), (2, 1.0)] {
+        let e = ccpn::Event::new(id, "A", t).at(x, 2.0);
+        assert_eq!(d.push(e).unwrap().len(), 1, "x = {x}");
+    }
+}

@@ -6,6 +6,7 @@
 //! `crate::event::{Point, Space}`).
 
 mod bounds;
+mod crossing;
 mod direction;
 mod geoline;
 mod margin;
@@ -19,6 +20,7 @@ mod planar_tests;
 #[cfg(test)]
 mod tests;
 
+pub(crate) use crossing::self_crossing;
 pub(crate) use direction::{Dir, RelSet};
 pub(crate) use geoline::MAX_SEGMENT_M;
 pub(crate) use margin::{side, Side};

@@ -17,7 +17,7 @@ use xxhash_rust::xxh3::Xxh3Default;
 
 use super::duration::micros;
 use super::{Attr, Context, Model, NetError, Node, NodeId, Op, PairOpts, Problem};
-use crate::spatial::Zone;
+use crate::spatial::{Shape, Zone};
 use crate::spec::{self, ContextSpec, DurationSpec, NetSpec, OpSpec, SourceMap, ZoneSpec};
 
 /// Largest `m`, `k` or operand count an operator may have.
@@ -129,10 +129,44 @@ impl<'a> Validator<'a> {
         let (zones, problems) =
             super::zones::build(self.file, &self.source, self.spec, &mut self.digest);
         for (name, zone) in zones {
+            self.warn_crossing(name, &zone);
             self.zone_ids.insert(name, self.zones.len());
             self.zones.push(zone);
         }
         self.problems.extend(problems);
+    }
+
+    /// Warns about a polygon zone whose boundary crosses itself.
+    fn warn_crossing(&mut self, name: &str, zone: &Zone) {
+        let polygons: Vec<&geo_types::Polygon<f64>> = match &zone.shape {
+            Shape::Polygon(p) => vec![p],
+            Shape::MultiPolygon(m) => m.0.iter().collect(),
+            _ => return,
+        };
+        for (k, polygon) in polygons.iter().enumerate() {
+            let rings = std::iter::once(polygon.exterior()).chain(polygon.interiors());
+            for (r, ring) in rings.enumerate() {
+                let Some((i, j)) = crate::spatial::self_crossing(ring) else {
+                    continue;
+                };
+                let which = match (polygons.len(), r) {
+                    (1, 0) => "its outline".to_owned(),
+                    (1, h) => format!("its hole {h}"),
+                    (_, 0) => format!("the outline of its polygon {}", k + 1),
+                    (_, h) => format!("hole {h} of its polygon {}", k + 1),
+                };
+                let msg = format!(
+                    "zone `{name}`: {which} crosses itself (its edges from points {} and {}): \
+                     a point is inside where the boundary winds around it (non-zero winding), \
+                     so both loops of a figure-eight are inside; if that is not meant, \
+                     reorder the points",
+                    i + 1,
+                    j + 1
+                );
+                self.warn(&[name], msg);
+                return;
+            }
+        }
     }
 
     /// Warns that an interval operator keyed without a window keeps an open interval
