@@ -66,5 +66,6 @@ pub use event::{Event, Id, Point, Space, TimeError, Timestamp, Value};
 pub use model::{parse_duration, NetError, Problem};
 pub use net::Net;
 pub use runtime::{
-    Detail, Detection, Detector, DetectorOptions, Phase, PushError, RestoreError, Stats,
+    Detail, Detection, Detector, DetectorOptions, Phase, PushError, ReloadError, ReloadReport,
+    RestoreError, Stats,
 };
