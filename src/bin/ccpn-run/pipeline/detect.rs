@@ -21,6 +21,8 @@ pub(super) struct Tally {
     pub(super) late: u64,
     /// Each output's place in `per_output`, filled as detections come.
     pub(super) index: HashMap<Arc<str>, usize>,
+    /// Nets reloaded.
+    pub(super) reloads: u64,
 }
 
 impl Tally {
@@ -50,7 +52,7 @@ impl Tally {
 pub(super) fn detect(
     detector: &mut Detector,
     tally: &mut Tally,
-    outputs: &[String],
+    outputs: &mut Vec<String>,
     events: Receiver<ToDetector>,
     detections: Sender<ToWriter>,
     stop: &AtomicBool,
@@ -92,6 +94,10 @@ pub(super) fn detect(
                 detections
                     .send(ToWriter::Checkpoint(checkpoint.encode()))
                     .is_ok()
+            }
+            ToDetector::Reload(net) => {
+                super::reload::apply(detector, tally, outputs, &net);
+                true
             }
         };
         if !sent {

@@ -9,6 +9,7 @@
 
 mod detect;
 mod reader;
+mod reload;
 mod report;
 mod writer;
 
@@ -43,7 +44,7 @@ const DEPTH: usize = 4;
 /// Runs the net over the input; returns the exit status.
 pub(crate) fn run(args: &Args, net: Net) -> io::Result<ExitCode> {
     let started = Instant::now();
-    let outputs: Vec<String> = net.outputs().map(str::to_owned).collect();
+    let mut outputs: Vec<String> = net.outputs().map(str::to_owned).collect();
     let options = DetectorOptions {
         max_tokens: args.max_tokens,
         max_sets: args.max_sets,
@@ -60,6 +61,9 @@ pub(crate) fn run(args: &Args, net: Net) -> io::Result<ExitCode> {
     let stop = Arc::new(AtomicBool::new(false));
     let (ev_tx, ev_rx) = bounded::<ToDetector>(DEPTH);
     let (det_tx, det_rx) = bounded::<ToWriter>(DEPTH);
+    // The reload thread ends when the reader does (it closes `done`).
+    let (done, reader_done) = bounded::<()>(0);
+    let reloader = reload::spawn(&args.net, args.watch, ev_tx.clone(), reader_done)?;
     let reader = {
         let input = open_input(args)?;
         let late_file = open_late_file(args, resume.is_some())?;
@@ -67,7 +71,11 @@ pub(crate) fn run(args: &Args, net: Net) -> io::Result<ExitCode> {
         let stop = stop.clone();
         thread::Builder::new()
             .name("reader".into())
-            .spawn(move || read_events(input, cfg, late_file, ev_tx, &stop, resume))?
+            .spawn(move || {
+                let read = read_events(input, cfg, late_file, ev_tx, &stop, resume);
+                drop(done);
+                read
+            })?
     };
     let writer = {
         let stop = stop.clone();
@@ -76,8 +84,16 @@ pub(crate) fn run(args: &Args, net: Net) -> io::Result<ExitCode> {
             .name("writer".into())
             .spawn(move || write_detections(det_rx, space, output, checkpoint, &stop))?
     };
-    detect(&mut detector, &mut tally, &outputs, ev_rx, det_tx, &stop);
+    detect(
+        &mut detector,
+        &mut tally,
+        &mut outputs,
+        ev_rx,
+        det_tx,
+        &stop,
+    );
     let counts = join(reader, "reader")??;
+    join(reloader, "reload")?;
     if let Err(e) = join(writer, "writer")? {
         if e.kind() != io::ErrorKind::BrokenPipe {
             return Err(cannot_write(e));
@@ -136,6 +152,7 @@ fn start_or_resume(
                     per_output: c.per_output,
                     late: c.late_in_detector,
                     index: HashMap::new(),
+                    reloads: 0,
                 };
                 Ok((d, tally, Some(c.position)))
             }
@@ -148,6 +165,7 @@ fn start_or_resume(
                 per_output: vec![0; outputs.len()],
                 late: 0,
                 index: HashMap::new(),
+                reloads: 0,
             },
             None,
         )),

@@ -114,6 +114,8 @@ pub(crate) enum ToDetector {
     /// Every line up to here is read: the detector is to checkpoint, once it has
     /// processed the events sent before.
     Mark(Position),
+    /// The net was edited: the detector is to go on with this one (see `reload.rs`).
+    Reload(Box<Net>),
 }
 
 /// The reader's state: its reports and counts, and the events held for reordering
