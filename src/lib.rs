@@ -71,5 +71,6 @@ struct ReadmeExample;
 pub use model::{parse_duration, NetError, Problem};
 pub use net::Net;
 pub use runtime::{
-    Detail, Detection, Detector, DetectorOptions, Phase, PushError, RestoreError, Stats,
+    Detail, Detection, Detector, DetectorOptions, Phase, PushError, ReloadError, ReloadReport,
+    RestoreError, Stats,
 };

@@ -9,7 +9,7 @@ use crate::compile::compile;
 use crate::event::Space;
 use crate::model::{Model, NetError, Problem};
 use crate::petri::PetriNet;
-use crate::runtime::{Detector, DetectorOptions, Program, RestoreError};
+use crate::runtime::{Detector, DetectorOptions, Program, ReloadError, ReloadReport, RestoreError};
 
 /// A loaded net: checked, compiled into a compositional coloured Petri net, and
 /// ready to run in any number of [`crate::Detector`]s.
@@ -186,5 +186,68 @@ impl Detector {
     /// damaged.
     pub fn restore(net: &Net, bytes: &[u8]) -> Result<Detector, RestoreError> {
         Detector::restore_program(&net.program, bytes)
+    }
+
+    /// Goes on with `net` in place of the running net, between two events, keeping
+    /// what the running net has seen wherever it still means the same thing.
+    ///
+    /// Every component whose *definition* is unchanged (its operator and parameters,
+    /// its operands' definitions, the zones it reads by name and shape, its key
+    /// attributes by name, its filter by its canonical text) keeps its state: waiting
+    /// tokens, open intervals, states, counting sets (when its counting index serves
+    /// the same rules) and pending ticks. The state is moved, not copied. Changed and
+    /// new components start empty; removed ones are dropped. A zone whose shape
+    /// changed resets exactly the components that read it; a moving zone stays
+    /// where it is if its anchor kept its definition. Event time, the detections'
+    /// [`Detection::seq`](crate::Detection::seq) and the options go on.
+    ///
+    /// A snapshot taken after a reload restores with the net reloaded, unless the
+    /// reload laid the key attributes out anew (a net matching on attributes in
+    /// another order than the running one): then its fingerprint is the layout's.
+    ///
+    /// ```
+    /// use ccpn::{Detector, Event, Net, Timestamp};
+    ///
+    /// let v1 = Net::from_ron("v1.ron", r#"Net(
+    ///     events: { "a": Atomic(type: "A"), "b": Atomic(type: "B"),
+    ///               "ab": Seq(of: ["a", "b"], within: 60.0) },
+    ///     outputs: ["ab"],
+    /// )"#)?;
+    /// let v2 = Net::from_ron("v2.ron", r#"Net(
+    ///     events: { "a": Atomic(type: "A"), "b": Atomic(type: "B"),
+    ///               "ab": Seq(of: ["a", "b"], within: 60.0),
+    ///               "ba": Seq(of: ["b", "a"], within: 60.0) },
+    ///     outputs: ["ab", "ba"],
+    /// )"#)?;
+    /// let t = |s: f64| Timestamp::from_secs_f64(s).unwrap();
+    /// let mut detector = Detector::new(&v1);
+    /// detector.push(Event::new(1, "A", t(0.0)))?;
+    /// let report = detector.reload(&v2)?;
+    /// assert_eq!(report.added, ["ba"]);
+    /// assert!(report.kept.contains(&"ab".to_string()));
+    /// // The `a` seen before the reload still starts an `ab`.
+    /// let found = detector.push(Event::new(2, "B", t(30.0)))?;
+    /// assert_eq!(found.len(), 1);
+    /// assert_eq!(&*found[0].event, "ab");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`ReloadError::Space`] if `net`'s space is not the running net's; the
+    /// detector is then unchanged.
+    pub fn reload(&mut self, net: &Net) -> Result<ReloadReport, ReloadError> {
+        let running = self.model();
+        if net.model.space != running.space {
+            return Err(ReloadError::Space {
+                running: running.space,
+                new: net.model.space,
+            });
+        }
+        let program = match net.model.with_slots_of(&running.key_attrs) {
+            None => Arc::clone(&net.program),
+            Some(model) => Arc::new(compile(&Arc::new(model)).1),
+        };
+        Ok(self.reload_program(program))
     }
 }

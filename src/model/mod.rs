@@ -6,6 +6,7 @@
 
 mod duration;
 mod error;
+mod remap;
 mod state;
 mod validate;
 mod zones;
@@ -14,6 +15,7 @@ use std::sync::Arc;
 
 pub use duration::parse_duration;
 pub use error::{NetError, Problem};
+pub(crate) use remap::Definitions;
 pub(crate) use state::{Combine, StateKey, StateOp};
 
 use crate::event::Space;

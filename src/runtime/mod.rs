@@ -22,7 +22,7 @@ pub(crate) use component::{
     Not, Pair, PhaseOf, Silent, Stab, Stationary, Times, Toggle,
 };
 pub use detection::{Detail, Detection, Phase};
-pub use detector::{Detector, DetectorOptions, PushError, Stats};
+pub use detector::{Detector, DetectorOptions, PushError, ReloadError, ReloadReport, Stats};
 pub(crate) use dispatch::Dispatch;
 pub(crate) use program::{CountGroup, Program};
 pub use snapshot::RestoreError;

@@ -45,4 +45,14 @@ impl Timers {
     pub(crate) fn len(&self) -> usize {
         self.heap.len()
     }
+
+    /// Moves each timer to the component `to` gives for its own, dropping those it
+    /// gives none.
+    pub(crate) fn remap(&mut self, to: impl Fn(usize) -> Option<usize>) {
+        let heap = std::mem::take(&mut self.heap);
+        self.heap = heap
+            .into_iter()
+            .filter_map(|Reverse((at, c, tag))| to(c).map(|c| Reverse((at, c, tag))))
+            .collect();
+    }
 }

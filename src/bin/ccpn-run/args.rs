@@ -72,6 +72,11 @@ pub(crate) struct Args {
     #[arg(long, short = 'q')]
     pub(crate) quiet: bool,
 
+    /// Reload the net when its file (or a GeoJSON file it reads) changes, keeping
+    /// the state of what did not change; SIGHUP reloads it in any case.
+    #[arg(long)]
+    pub(crate) watch: bool,
+
     /// Most tokens the net may hold at once; beyond it the oldest are evicted.
     #[arg(long, value_name = "N", default_value_t = 1_000_000)]
     pub(crate) max_tokens: usize,

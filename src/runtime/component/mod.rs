@@ -5,6 +5,7 @@ mod any;
 mod count;
 mod guard;
 mod interval;
+mod moved;
 mod not;
 mod pair;
 mod stab;

@@ -4,11 +4,13 @@
 //! `limits.rs` holds the options, counters and errors.
 
 mod limits;
+mod reload;
 mod saved;
 mod step;
 mod zones;
 
 pub use limits::{DetectorOptions, PushError, Stats};
+pub use reload::{ReloadError, ReloadReport};
 
 use std::sync::Arc;
 

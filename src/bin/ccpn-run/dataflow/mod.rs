@@ -437,8 +437,13 @@ fn feed(
                 idle = 0;
                 batch
             }
-            // No checkpoints on workers.
-            Ok(ToDetector::Mark(_) | ToDetector::Final(_) | ToDetector::Stopped) => continue,
+            // No checkpoints on workers, nor reloads (the cluster runs one net).
+            Ok(
+                ToDetector::Mark(_)
+                | ToDetector::Final(_)
+                | ToDetector::Stopped
+                | ToDetector::Reload(_),
+            ) => continue,
             Ok(ToDetector::Advance(to)) => {
                 let to = time_of(to);
                 if to > *input.time() {

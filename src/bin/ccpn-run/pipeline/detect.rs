@@ -22,6 +22,8 @@ pub(super) struct Tally {
     pub(super) late: u64,
     /// Each output's place in `per_output`, filled as detections come.
     pub(super) index: HashMap<Arc<str>, usize>,
+    /// Nets reloaded.
+    pub(super) reloads: u64,
 }
 
 impl Tally {
@@ -51,7 +53,7 @@ impl Tally {
 pub(super) fn detect(
     detector: &mut Detector,
     tally: &mut Tally,
-    outputs: &[String],
+    outputs: &mut Vec<String>,
     events: Receiver<ToDetector>,
     detections: Sender<ToWriter>,
     stop: &AtomicBool,
@@ -94,6 +96,10 @@ pub(super) fn detect(
             }
             ToDetector::Stopped => {
                 finish = false;
+                true
+            }
+            ToDetector::Reload(net) => {
+                super::reload::apply(detector, tally, outputs, &net);
                 true
             }
         };

@@ -10,6 +10,7 @@
 mod detect;
 mod progress;
 mod reader;
+mod reload;
 mod report;
 mod writer;
 
@@ -45,7 +46,7 @@ const DEPTH: usize = 4;
 pub(crate) fn run(args: &Args, net: Net) -> io::Result<ExitCode> {
     let started = Instant::now();
     crate::interrupt::install()?;
-    let outputs: Vec<String> = net.outputs().map(str::to_owned).collect();
+    let mut outputs: Vec<String> = net.outputs().map(str::to_owned).collect();
     let options = DetectorOptions {
         max_tokens: args.max_tokens,
         max_sets: args.max_sets,
@@ -63,6 +64,9 @@ pub(crate) fn run(args: &Args, net: Net) -> io::Result<ExitCode> {
     let (ev_tx, ev_rx) = bounded::<ToDetector>(DEPTH);
     let (det_tx, det_rx) = bounded::<ToWriter>(DEPTH);
     let live = Arc::new(progress::Live::default());
+    // The reload thread ends when the reader does (it closes `done`).
+    let (done, reader_done) = bounded::<()>(0);
+    let reloader = reload::spawn(&args.net, args.watch, ev_tx.clone(), reader_done)?;
     let reader = {
         let input = open_input(args)?;
         let late_file = open_late_file(args, resume.is_some())?;
@@ -71,7 +75,11 @@ pub(crate) fn run(args: &Args, net: Net) -> io::Result<ExitCode> {
         let stop = stop.clone();
         thread::Builder::new()
             .name("reader".into())
-            .spawn(move || read_events(input, cfg, late_file, ev_tx, &stop, resume))?
+            .spawn(move || {
+                let read = read_events(input, cfg, late_file, ev_tx, &stop, resume);
+                drop(done);
+                read
+            })?
     };
     let writer = {
         let stop = stop.clone();
@@ -84,13 +92,14 @@ pub(crate) fn run(args: &Args, net: Net) -> io::Result<ExitCode> {
     detect(
         &mut detector,
         &mut tally,
-        &outputs,
+        &mut outputs,
         ev_rx,
         det_tx,
         &stop,
         &mut feedback,
     );
     let counts = join(reader, "reader")??;
+    join(reloader, "reload")?;
     if let Err(e) = join(writer, "writer")? {
         if e.kind() != io::ErrorKind::BrokenPipe {
             return Err(cannot_write(e));
@@ -158,6 +167,7 @@ fn start_or_resume(
                     per_output: c.per_output,
                     late: c.late_in_detector,
                     index: HashMap::new(),
+                    reloads: 0,
                 };
                 Ok((d, tally, Some(c.position)))
             }
@@ -170,6 +180,7 @@ fn start_or_resume(
                 per_output: vec![0; outputs.len()],
                 late: 0,
                 index: HashMap::new(),
+                reloads: 0,
             },
             None,
         )),

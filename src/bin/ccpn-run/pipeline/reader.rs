@@ -132,6 +132,8 @@ pub(crate) enum ToDetector {
     /// A signal stopped the reader before the end of the input: the detector is not
     /// to finish (what is due at the last time waits for a resumed run).
     Stopped,
+    /// The net was edited: the detector is to go on with this one (see `reload.rs`).
+    Reload(Box<Net>),
 }
 
 /// The reader's state: its reports and counts, and the events held for reordering

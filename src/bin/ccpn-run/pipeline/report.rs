@@ -370,6 +370,7 @@ pub(super) fn print_stats(s: &Summary<'_>) {
         "live_sets": stats.live_sets,
         "refused_sets": stats.refused_sets,
         "truncated_firings": stats.truncated_firings,
+        "reloads": s.tally.reloads,
     });
     let mut summary = summary;
     if counts.interrupted.is_some() {
