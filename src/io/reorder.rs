@@ -48,6 +48,10 @@ pub struct Reorder<T> {
     max_delay: i64,
     newest: Option<Timestamp>,
     released: Option<Timestamp>,
+    /// The most items held; beyond it the oldest is released before its delay.
+    cap: usize,
+    /// Items released before their delay because the cap was reached.
+    early: u64,
 }
 
 /// An item in the heap, ordered so that the smallest (time, line) is on top.
@@ -87,7 +91,36 @@ impl<T> Reorder<T> {
             max_delay: max_delay_micros.max(0),
             newest: None,
             released: None,
+            cap: usize::MAX,
+            early: 0,
         }
+    }
+
+    /// This buffer holding at most `cap` items (at least one): when one more comes,
+    /// [`Reorder::pop_ready`] releases the oldest before its delay, so that memory
+    /// stays bounded whatever the input's disorder; [`Reorder::released_early`] counts
+    /// them. Items older than one released early are then late, as always.
+    ///
+    /// ```
+    /// use ccpn::io::reorder::Reorder;
+    /// use ccpn::Timestamp;
+    /// let t = |s: i64| Timestamp::from_micros(s * 1_000_000).unwrap();
+    /// let mut r = Reorder::new(60_000_000).with_cap(2);
+    /// for (line, s) in [(1, 10), (2, 12), (3, 11)] {
+    ///     r.push(t(s), line, ()).unwrap();
+    /// }
+    /// assert_eq!(r.pop_ready(), Some((t(10), 1, ()))); // three held, cap two
+    /// assert_eq!(r.pop_ready(), None);
+    /// assert_eq!(r.released_early(), 1);
+    /// ```
+    pub fn with_cap(mut self, cap: usize) -> Self {
+        self.cap = cap.max(1);
+        self
+    }
+
+    /// How many items were released before their delay because the cap was reached.
+    pub fn released_early(&self) -> u64 {
+        self.early
     }
 
     /// A reorder buffer as another was when it had seen times up to `newest` and
@@ -200,7 +233,10 @@ impl<T> Reorder<T> {
         let newest = self.newest?;
         let top = self.heap.peek()?;
         if newest.since(top.time) < self.max_delay {
-            return None;
+            if self.heap.len() <= self.cap {
+                return None;
+            }
+            self.early += 1;
         }
         self.pop_any()
     }

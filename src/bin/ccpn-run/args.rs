@@ -49,6 +49,11 @@ pub(crate) struct Args {
     #[arg(long, value_name = "D", value_parser = ccpn::parse_duration, default_value = "0")]
     pub(crate) max_delay: i64,
 
+    /// Most events held for --max-delay reordering; beyond it the oldest is processed
+    /// before its delay (counted as `released_early`, with a warning).
+    #[arg(long, value_name = "N", default_value_t = 1_000_000, value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) max_held: u64,
+
     /// Also write late lines, unchanged, to this file.
     #[arg(long, value_name = "FILE")]
     pub(crate) late: Option<PathBuf>,

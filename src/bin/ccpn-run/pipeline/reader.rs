@@ -39,6 +39,8 @@ pub(crate) struct ReadCounts {
     pub(crate) interrupted: Option<(i32, u64)>,
     /// Events held for reordering that a stopped run did not process.
     pub(crate) held_unprocessed: u64,
+    /// Events processed before their `--max-delay` because `--max-held` were held.
+    pub(crate) released_early: u64,
 }
 
 /// The input: a file, or standard input.
@@ -64,6 +66,8 @@ pub(crate) struct ReaderConfig {
     pub(crate) format: FormatArg,
     pub(crate) space: Space,
     pub(crate) max_delay: i64,
+    /// `--max-held`.
+    pub(crate) max_held: usize,
     pub(crate) strict: bool,
     pub(crate) max_line_bytes: usize,
     /// Send a checkpoint mark after every this many lines (0: never).
@@ -92,6 +96,7 @@ impl ReaderConfig {
             format: args.format,
             space: net.space(),
             max_delay: args.max_delay,
+            max_held: usize::try_from(args.max_held).unwrap_or(usize::MAX),
             strict: args.strict,
             max_line_bytes: args.max_line_bytes,
             checkpoint_every: if args.checkpoint.is_some() {
@@ -167,7 +172,7 @@ pub(crate) fn read_events(
     let events = cfg.event_reader(input);
     let mut r = Reader {
         reports: Reports::new(cfg.strict, late_file),
-        reorder: Reorder::new(cfg.max_delay),
+        reorder: Reorder::new(cfg.max_delay).with_cap(cfg.max_held),
         batch: Vec::with_capacity(BATCH),
         tx,
         cfg,
@@ -178,7 +183,8 @@ pub(crate) fn read_events(
             counts.read = p.read;
             counts.rejected = p.rejected;
             counts.late = p.late;
-            r.reorder = Reorder::resumed(r.cfg.max_delay, p.newest, p.released);
+            r.reorder =
+                Reorder::resumed(r.cfg.max_delay, p.newest, p.released).with_cap(r.cfg.max_held);
             Replay {
                 line: p.line,
                 held: p.held.into_iter().collect(),
@@ -381,8 +387,16 @@ impl Reader {
                 match now {
                     Some((_, _, ev)) => self.batch.push(ev),
                     None => {
+                        let early = self.reorder.released_early();
                         while let Some((_, _, ev)) = self.reorder.pop_ready() {
                             self.batch.push(ev);
+                        }
+                        if early == 0 && self.reorder.released_early() > 0 {
+                            crate::say::warning(format_args!(
+                                "line {}: --max-held {} events are held for reordering: the oldest are processed before their --max-delay from now on (`released_early` in --stats counts them)",
+                                line.number(),
+                                self.cfg.max_held
+                            ));
                         }
                     }
                 }
@@ -447,6 +461,7 @@ impl Reader {
     /// releases what is held, and with `--checkpoint`, marks the final checkpoint of
     /// the input's end.
     fn finish(mut self, last: u64) -> io::Result<ReadCounts> {
+        self.reports.counts.released_early = self.reorder.released_early();
         let held = self.reorder.len() as u64;
         while let Some((_, _, ev)) = self.reorder.pop_any() {
             self.batch.push(ev);
@@ -476,6 +491,7 @@ impl Reader {
         let counts = &mut self.reports.counts;
         counts.interrupted = Some((sig, last.max(replayed)));
         counts.held_unprocessed = self.reorder.len() as u64;
+        counts.released_early = self.reorder.released_early();
         if ok {
             let _ = self.tx.send(ToDetector::Stopped);
         }

@@ -371,6 +371,7 @@ pub(super) fn print_stats(s: &Summary<'_>) {
         "refused_sets": stats.refused_sets,
         "truncated_firings": stats.truncated_firings,
         "reloads": s.tally.reloads,
+        "released_early": counts.released_early,
     });
     let mut summary = summary;
     if counts.interrupted.is_some() {
