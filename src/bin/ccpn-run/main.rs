@@ -9,6 +9,9 @@ mod args;
 mod checkpoint;
 mod dataflow;
 mod pipeline;
+// `ccpn-run serve NET.ron`: the server (docs/serve.md).
+#[cfg(feature = "serve")]
+mod serve;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -25,6 +28,10 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
     report_defects();
+    #[cfg(feature = "serve")]
+    if std::env::args_os().nth(1).is_some_and(|a| a == "serve") {
+        return serve::main();
+    }
     let args = Args::parse();
     if args.checkpoint.is_some() && args.output == args::OutputArg::Geojson {
         eprintln!("ccpn-run: --checkpoint needs JSON Lines output: a resumed run cannot continue a GeoJSON document");

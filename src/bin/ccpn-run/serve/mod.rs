@@ -1,0 +1,134 @@
+//! `ccpn-run serve NET.ron`: the detector on the network (docs/serve.md).
+//!
+//! One detector thread (`engine.rs`) owns the [`Detector`](ccpn::Detector) and the
+//! reordering of events by time, fed through a bounded channel by the HTTP ingest
+//! (`ingest.rs`) and MQTT in (`mqtt.rs`). It numbers detections as the batch run does
+//! and hands them to a bounded ring and a broadcast (`hub.rs`) read by the SSE and
+//! WebSocket clients (`stream.rs`), and to the sinks' bounded queues (`webhook.rs`,
+//! `mqtt.rs`). `http.rs` holds the router, the bearer token, `/stats`, `/metrics`,
+//! `/zones` and the live map; `args.rs` the flags; `error.rs` the errors.
+
+mod args;
+mod client;
+mod engine;
+mod error;
+mod http;
+mod hub;
+mod ingest;
+mod mqtt;
+mod stream;
+mod webhook;
+
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use clap::Parser;
+
+use ccpn::Net;
+
+pub(crate) use args::ServeArgs;
+use error::ServeError;
+
+/// Runs `ccpn-run serve` (the process's arguments start with `serve`); returns the
+/// exit status: 0 after a clean shutdown, 2 for bad arguments or a net that does not
+/// load, 1 when the server cannot start.
+pub(crate) fn main() -> ExitCode {
+    let args = ServeArgs::parse_from(std::env::args_os().skip(1));
+    match run(args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("ccpn-run serve: {e}");
+            ExitCode::from(e.exit_status())
+        }
+    }
+}
+
+/// Loads the net, starts the detector thread, the sinks and the server, and serves
+/// until SIGINT or SIGTERM; then stops taking events, lets the detector finish and
+/// gives the sinks a few seconds to deliver what they hold.
+fn run(mut args: ServeArgs) -> Result<(), ServeError> {
+    args.check_security()?;
+    let net = Net::from_file(&args.net).map_err(|e| ServeError::Net(e.to_string()))?;
+    for w in net.warnings() {
+        eprintln!("ccpn-run serve: warning: {w}");
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(args.threads.max(1))
+        .enable_all()
+        .thread_name("serve")
+        .build()
+        .map_err(ServeError::Runtime)?;
+    runtime.block_on(serve(args, net))
+}
+
+/// The server's life, on the runtime.
+async fn serve(args: ServeArgs, net: Net) -> Result<(), ServeError> {
+    let args = Arc::new(args);
+    let listener = tokio::net::TcpListener::bind(args.listen)
+        .await
+        .map_err(|e| ServeError::Bind(args.listen, e))?;
+    let bound = listener
+        .local_addr()
+        .map_err(|e| ServeError::Bind(args.listen, e))?;
+    let mut sinks = Vec::new();
+    let mut sink_tasks = Vec::new();
+    for url in &args.post {
+        let (sink, task) = webhook::start(url, &args)?;
+        sinks.push(sink);
+        sink_tasks.push(task);
+    }
+    if let Some(url) = &args.mqtt_out {
+        let (sink, task) = mqtt::start_out(url, &args)?;
+        sinks.push(sink);
+        sink_tasks.push(task);
+    }
+    let engine = engine::start(&net, &args, sinks)?;
+    if let Some(url) = &args.mqtt_in {
+        mqtt::start_in(url, &args, &net, engine.shared.clone())?;
+    }
+    if let Some(beat) = args.heartbeat() {
+        engine::start_heartbeat(engine.shared.clone(), beat);
+    }
+    let app = http::router(engine.shared.clone(), &args, &net);
+    eprintln!(
+        "ccpn-run serve: {} on http://{bound}/ (the live map; events: POST http://{bound}/events)",
+        args.net.display()
+    );
+    axum::serve(listener, app)
+        .with_graceful_shutdown(shutdown_signal())
+        .await
+        .map_err(ServeError::Serve)?;
+    eprintln!("ccpn-run serve: shutting down");
+    let shared = engine.shared.clone();
+    drop(engine.shared);
+    shared.close_input();
+    drop(shared);
+    let _ = tokio::task::spawn_blocking(move || engine.thread.join()).await;
+    let grace = std::time::Duration::from_secs(args.shutdown_grace);
+    for task in sink_tasks {
+        let _ = tokio::time::timeout(grace, task).await;
+    }
+    Ok(())
+}
+
+/// Resolves at SIGINT (Ctrl-C) or SIGTERM.
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {},
+        () = term => {},
+    }
+}

@@ -1,0 +1,247 @@
+//! MQTT (3.1.1, QoS 1) with rumqttc: `--mqtt-in mqtt://HOST:PORT/TOPIC` subscribes
+//! and sends each message's events (one JSON event, or JSON Lines) to the detector
+//! thread; `--mqtt-out mqtt://HOST:PORT/TOPIC` publishes each detection as one JSON
+//! message, from a bounded queue whose drops are counted. Both reconnect on their
+//! own after the broker goes away.
+
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_util::FutureExt;
+use rumqttc::{AsyncClient, Event, EventLoop, MqttOptions, Packet, QoS};
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+
+use ccpn::io::read::{Format, Record, StreamParser};
+use ccpn::Net;
+
+use super::args::ServeArgs;
+use super::engine::{Shared, Sink, SinkCounters, ToEngine};
+use super::error::ServeError;
+use super::hub::Item;
+
+/// Events per message to the detector thread.
+const BATCH: usize = 1024;
+/// Bad messages reported on stderr, at most (all are counted).
+const REPORTED: u64 = 20;
+
+/// An MQTT address: broker and topic.
+struct Broker {
+    host: String,
+    port: u16,
+    topic: String,
+}
+
+/// Parses `mqtt://HOST[:PORT]/TOPIC` (the topic may hold `+` and `#`).
+fn parse(flag: &'static str, url: &str) -> Result<Broker, ServeError> {
+    let bad = |why: &str| ServeError::Url {
+        flag,
+        url: url.to_owned(),
+        why: why.to_owned(),
+    };
+    let rest = url
+        .strip_prefix("mqtt://")
+        .ok_or_else(|| bad("expected mqtt://HOST:PORT/TOPIC"))?;
+    let (hostport, topic) = rest
+        .split_once('/')
+        .ok_or_else(|| bad("no topic: expected mqtt://HOST:PORT/TOPIC"))?;
+    let (host, port) = match hostport.rsplit_once(':') {
+        Some((h, p)) => (h, p.parse().map_err(|_| bad("bad port"))?),
+        None => (hostport, 1883),
+    };
+    if host.is_empty() || topic.is_empty() {
+        return Err(bad("empty host or topic"));
+    }
+    Ok(Broker {
+        host: host.to_owned(),
+        port,
+        topic: topic.to_owned(),
+    })
+}
+
+fn options(broker: &Broker, role: &str) -> MqttOptions {
+    let id = format!("ccpn-{role}-{}", std::process::id());
+    let mut o = MqttOptions::new(id, broker.host.clone(), broker.port);
+    o.set_keep_alive(Duration::from_secs(30));
+    o.set_max_packet_size(1 << 20, 1 << 20);
+    o
+}
+
+/// Polls `events` once; on a connection error, waits before the next try (rumqttc
+/// reconnects on the next poll). `None` after an error.
+async fn poll(events: &mut EventLoop, name: &str, down: &mut bool) -> Option<Event> {
+    match events.poll().await {
+        Ok(e) => {
+            if std::mem::replace(down, false) {
+                eprintln!("ccpn-run serve: {name}: connected again");
+            }
+            Some(e)
+        }
+        Err(e) => {
+            if !std::mem::replace(down, true) {
+                eprintln!("ccpn-run serve: warning: {name}: {e}; retrying every second");
+            }
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            None
+        }
+    }
+}
+
+/// Starts `--mqtt-in`.
+pub(crate) fn start_in(
+    url: &str,
+    args: &ServeArgs,
+    net: &Net,
+    shared: Arc<Shared>,
+) -> Result<(), ServeError> {
+    let broker = parse("--mqtt-in", url)?;
+    let (client, mut events) = AsyncClient::new(options(&broker, "in"), 64);
+    let mut parser = StreamParser::new(net.space())
+        .with_known_names(net.names_read())
+        .with_format(Format::JsonLines);
+    let max_line = args.max_line_bytes;
+    let name = format!("--mqtt-in {url}");
+    tokio::spawn(async move {
+        let (mut down, mut no, mut bad) = (false, 0u64, 0u64);
+        let mut batch = Vec::with_capacity(BATCH);
+        loop {
+            let next = match events.poll().now_or_never() {
+                Some(Ok(e)) => Some(e),
+                // An error, or nothing ready: hand over what is read first.
+                ready => {
+                    if !batch.is_empty() {
+                        let Some(tx) = shared.sender() else { return };
+                        let events = std::mem::replace(&mut batch, Vec::with_capacity(BATCH));
+                        if tx
+                            .send(ToEngine::Batch {
+                                events,
+                                reply: None,
+                            })
+                            .await
+                            .is_err()
+                        {
+                            return;
+                        }
+                    }
+                    match ready {
+                        Some(Err(_)) | None => poll(&mut events, &name, &mut down).await,
+                        Some(Ok(_)) => None,
+                    }
+                }
+            };
+            match next {
+                Some(Event::Incoming(Packet::ConnAck(_))) => {
+                    if let Err(e) = client
+                        .subscribe(broker.topic.clone(), QoS::AtLeastOnce)
+                        .await
+                    {
+                        eprintln!("ccpn-run serve: warning: {name}: cannot subscribe: {e}");
+                    }
+                }
+                Some(Event::Incoming(Packet::Publish(p))) => {
+                    for line in p.payload.split(|&b| b == b'\n') {
+                        let line = line.strip_suffix(b"\r").unwrap_or(line);
+                        no += 1;
+                        let parsed = if line.len() > max_line {
+                            Err(format!("message {no}: longer than {max_line} bytes"))
+                        } else {
+                            match parser.record(no, line) {
+                                Record::Blank(_) | Record::Header(_) => {
+                                    no -= 1;
+                                    continue;
+                                }
+                                Record::Bad(b) => Err(format!("message {}", b)),
+                                Record::Event(l) => l.parse().map_err(|b| format!("message {b}")),
+                            }
+                        };
+                        shared.counters.read.fetch_add(1, Relaxed);
+                        match parsed {
+                            Ok(ev) => batch.push((no, ev)),
+                            Err(why) => {
+                                shared.counters.rejected.fetch_add(1, Relaxed);
+                                bad += 1;
+                                if bad <= REPORTED {
+                                    eprintln!(
+                                        "ccpn-run serve: {name}: rejected {why} (topic {})",
+                                        p.topic
+                                    );
+                                }
+                            }
+                        }
+                    }
+                    if batch.len() >= BATCH {
+                        let Some(tx) = shared.sender() else { return };
+                        let events = std::mem::replace(&mut batch, Vec::with_capacity(BATCH));
+                        if tx
+                            .send(ToEngine::Batch {
+                                events,
+                                reply: None,
+                            })
+                            .await
+                            .is_err()
+                        {
+                            return;
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+    });
+    Ok(())
+}
+
+/// Starts `--mqtt-out`: its sink for the detector thread, and its task.
+pub(crate) fn start_out(url: &str, args: &ServeArgs) -> Result<(Sink, JoinHandle<()>), ServeError> {
+    let broker = parse("--mqtt-out", url)?;
+    if broker.topic.contains(['+', '#']) {
+        return Err(ServeError::Url {
+            flag: "--mqtt-out",
+            url: url.to_owned(),
+            why: "a topic to publish to cannot hold wildcards".into(),
+        });
+    }
+    let (client, mut events) = AsyncClient::new(options(&broker, "out"), 256);
+    let (tx, mut rx) =
+        mpsc::channel::<Arc<Item>>(usize::try_from(args.sink_queue).unwrap_or(usize::MAX));
+    let counters = Arc::new(SinkCounters::default());
+    let name = format!("mqtt://{}:{}/{}", broker.host, broker.port, broker.topic);
+    let acks = counters.clone();
+    let loop_name = name.clone();
+    let driver = tokio::spawn(async move {
+        let mut down = false;
+        loop {
+            match poll(&mut events, &loop_name, &mut down).await {
+                Some(Event::Incoming(Packet::PubAck(_))) => {
+                    acks.delivered.fetch_add(1, Relaxed);
+                }
+                Some(_) => {}
+                None => {
+                    acks.failures.fetch_add(1, Relaxed);
+                }
+            }
+        }
+    });
+    let topic = broker.topic.clone();
+    let task = tokio::spawn(async move {
+        while let Some(item) = rx.recv().await {
+            if client
+                .publish(
+                    topic.clone(),
+                    QoS::AtLeastOnce,
+                    false,
+                    item.json.as_bytes().to_vec(),
+                )
+                .await
+                .is_err()
+            {
+                break;
+            }
+        }
+        // Give the event loop a moment to send what is queued and take the acks.
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        driver.abort();
+    });
+    Ok((Sink { name, tx, counters }, task))
+}

@@ -1,0 +1,1 @@
+//! `ccpn-run serve`, end to end.
