@@ -210,37 +210,41 @@ async fn metrics(State(app): State<Arc<App>>) -> Response {
             let _ = writeln!(out, "ccpn_{name}{labels} {v}");
         }
     };
-    let one = |v: u64| vec![(String::new(), v as f64)];
-    metric(
-        "events_read_total",
-        "counter",
-        "Input lines (or messages) received, blank lines and headers aside.",
-        &one(c.read.load(Relaxed)),
-    );
-    metric(
-        "events_processed_total",
-        "counter",
-        "Events pushed through the detector.",
-        &one(c.processed.load(Relaxed)),
-    );
-    metric(
-        "events_rejected_total",
-        "counter",
-        "Lines that are not valid events.",
-        &one(c.rejected.load(Relaxed)),
-    );
-    metric(
-        "events_late_total",
-        "counter",
-        "Events older than --max-delay allows, not processed.",
-        &one(c.late.load(Relaxed)),
-    );
-    metric(
-        "events_held",
-        "gauge",
-        "Events held for reordering.",
-        &one(c.held.load(Relaxed) as u64),
-    );
+    let scalars: [(&str, &str, &str, u64); 5] = [
+        (
+            "events_read_total",
+            "counter",
+            "Input lines (or messages) received, blank lines and headers aside.",
+            c.read.load(Relaxed),
+        ),
+        (
+            "events_processed_total",
+            "counter",
+            "Events pushed through the detector.",
+            c.processed.load(Relaxed),
+        ),
+        (
+            "events_rejected_total",
+            "counter",
+            "Lines that are not valid events.",
+            c.rejected.load(Relaxed),
+        ),
+        (
+            "events_late_total",
+            "counter",
+            "Events older than --max-delay allows, not processed.",
+            c.late.load(Relaxed),
+        ),
+        (
+            "events_held",
+            "gauge",
+            "Events held for reordering.",
+            c.held.load(Relaxed) as u64,
+        ),
+    ];
+    for (name, kind, help, v) in scalars {
+        metric(name, kind, help, &[(String::new(), v as f64)]);
+    }
     let per: Vec<(String, f64)> = s
         .outputs
         .iter()
@@ -258,18 +262,41 @@ async fn metrics(State(app): State<Arc<App>>) -> Response {
         "Detections per output of the net.",
         &per,
     );
-    metric(
-        "live_tokens",
-        "gauge",
-        "Tokens waiting in the net.",
-        &one(c.live_tokens.load(Relaxed) as u64),
-    );
-    metric(
-        "evicted_tokens_total",
-        "counter",
-        "Tokens evicted at --max-tokens.",
-        &one(c.evicted.load(Relaxed)),
-    );
+    let gauges: [(&str, &str, &str, u64); 5] = [
+        (
+            "live_tokens",
+            "gauge",
+            "Tokens waiting in the net.",
+            c.live_tokens.load(Relaxed) as u64,
+        ),
+        (
+            "evicted_tokens_total",
+            "counter",
+            "Tokens evicted at --max-tokens.",
+            c.evicted.load(Relaxed),
+        ),
+        (
+            "queued_batches",
+            "gauge",
+            "Batches of events waiting for the detector.",
+            s.queued() as u64,
+        ),
+        (
+            "stream_clients",
+            "gauge",
+            "SSE and WebSocket clients connected.",
+            s.hub.clients() as u64,
+        ),
+        (
+            "requests_refused_total",
+            "counter",
+            "Requests answered with a 4xx or 5xx.",
+            c.refused_requests.load(Relaxed),
+        ),
+    ];
+    for (name, kind, help, v) in gauges {
+        metric(name, kind, help, &[(String::new(), v as f64)]);
+    }
     if let Some(lag) = lag(s) {
         metric(
             "lag_seconds",
@@ -278,24 +305,6 @@ async fn metrics(State(app): State<Arc<App>>) -> Response {
             &[(String::new(), lag)],
         );
     }
-    metric(
-        "queued_batches",
-        "gauge",
-        "Batches of events waiting for the detector.",
-        &one(s.queued() as u64),
-    );
-    metric(
-        "stream_clients",
-        "gauge",
-        "SSE and WebSocket clients connected.",
-        &one(s.hub.clients() as u64),
-    );
-    metric(
-        "requests_refused_total",
-        "counter",
-        "Requests answered with a 4xx or 5xx.",
-        &one(c.refused_requests.load(Relaxed)),
-    );
     let sink = |f: &dyn Fn(&super::engine::SinkCounters) -> u64| -> Vec<(String, f64)> {
         s.sinks
             .iter()

@@ -16,9 +16,15 @@ pub(crate) struct Item {
 
 /// The ring and the broadcast.
 pub(crate) struct Hub {
-    ring: Mutex<VecDeque<Arc<Item>>>,
+    ring: Mutex<Ring>,
     cap: usize,
-    tx: broadcast::Sender<Arc<Item>>,
+}
+
+/// What the hub's lock guards.
+struct Ring {
+    items: VecDeque<Arc<Item>>,
+    /// `None` once closed: the streams end after what they were sent.
+    tx: Option<broadcast::Sender<Arc<Item>>>,
 }
 
 /// What a client subscribing gets: the retained detections from its `since` on,
@@ -37,13 +43,15 @@ impl Hub {
     pub(crate) fn new(ring: usize, client_buffer: usize) -> Hub {
         let (tx, _) = broadcast::channel(client_buffer.max(1));
         Hub {
-            ring: Mutex::new(VecDeque::with_capacity(ring.min(1 << 16))),
+            ring: Mutex::new(Ring {
+                items: VecDeque::with_capacity(ring.min(1 << 16)),
+                tx: Some(tx),
+            }),
             cap: ring.max(1),
-            tx,
         }
     }
 
-    fn lock(&self) -> MutexGuard<'_, VecDeque<Arc<Item>>> {
+    fn lock(&self) -> MutexGuard<'_, Ring> {
         self.ring
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -53,21 +61,32 @@ impl Hub {
     pub(crate) fn publish(&self, items: &[Arc<Item>]) {
         let mut ring = self.lock();
         for item in items {
-            if ring.len() == self.cap {
-                ring.pop_front();
+            if ring.items.len() == self.cap {
+                ring.items.pop_front();
             }
-            ring.push_back(item.clone());
+            ring.items.push_back(item.clone());
             // No receiver is not an error: nobody is watching.
-            let _ = self.tx.send(item.clone());
+            if let Some(tx) = &ring.tx {
+                let _ = tx.send(item.clone());
+            }
         }
+    }
+
+    /// Ends every stream once it has sent what it holds (at shutdown).
+    pub(crate) fn close(&self) {
+        self.lock().tx = None;
     }
 
     /// Subscribes from `since` (the first seq wanted; `None`: only what comes next).
     /// `next_seq` is the seq the detector will give its next detection.
     pub(crate) fn subscribe(&self, since: Option<u64>, next_seq: u64) -> Subscription {
         let ring = self.lock();
-        let live = self.tx.subscribe();
-        let next = ring.back().map_or(next_seq, |i| i.seq + 1);
+        let live = match &ring.tx {
+            Some(tx) => tx.subscribe(),
+            // Closed: a receiver whose sender is gone, so the stream ends.
+            None => broadcast::channel(1).1,
+        };
+        let next = ring.items.back().map_or(next_seq, |i| i.seq + 1);
         let Some(since) = since else {
             return Subscription {
                 replay: Vec::new(),
@@ -76,9 +95,14 @@ impl Hub {
                 live,
             };
         };
-        let oldest = ring.front().map_or(next, |i| i.seq);
+        let oldest = ring.items.front().map_or(next, |i| i.seq);
         let missed = oldest.saturating_sub(since).min(next.saturating_sub(since));
-        let replay = ring.iter().filter(|i| i.seq >= since).cloned().collect();
+        let replay = ring
+            .items
+            .iter()
+            .filter(|i| i.seq >= since)
+            .cloned()
+            .collect();
         Subscription {
             replay,
             missed,
@@ -89,11 +113,14 @@ impl Hub {
 
     /// Detections retained now.
     pub(crate) fn retained(&self) -> usize {
-        self.lock().len()
+        self.lock().items.len()
     }
 
     /// Streaming clients connected now.
     pub(crate) fn clients(&self) -> usize {
-        self.tx.receiver_count()
+        self.lock()
+            .tx
+            .as_ref()
+            .map_or(0, broadcast::Sender::receiver_count)
     }
 }

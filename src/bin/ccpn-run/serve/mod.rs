@@ -94,16 +94,24 @@ async fn serve(args: ServeArgs, net: Net) -> Result<(), ServeError> {
         "ccpn-run serve: {} on http://{bound}/ (the live map; events: POST http://{bound}/events)",
         args.net.display()
     );
+    // At the signal: no more events; the detector finishes (releasing what it holds
+    // for reordering); its last detections go out; then the streams end, so that the
+    // server can close their connections.
+    let shared = engine.shared;
+    let thread = engine.thread;
+    let finished = shared.clone();
+    let stopping = async move {
+        shutdown_signal().await;
+        eprintln!("ccpn-run serve: shutting down");
+        finished.close_input();
+        let _ = tokio::task::spawn_blocking(move || thread.join()).await;
+        finished.hub.close();
+    };
     axum::serve(listener, app)
-        .with_graceful_shutdown(shutdown_signal())
+        .with_graceful_shutdown(stopping)
         .await
         .map_err(ServeError::Serve)?;
-    eprintln!("ccpn-run serve: shutting down");
-    let shared = engine.shared.clone();
-    drop(engine.shared);
-    shared.close_input();
     drop(shared);
-    let _ = tokio::task::spawn_blocking(move || engine.thread.join()).await;
     let grace = std::time::Duration::from_secs(args.shutdown_grace);
     for task in sink_tasks {
         let _ = tokio::time::timeout(grace, task).await;

@@ -68,10 +68,20 @@ fn options(broker: &Broker, role: &str) -> MqttOptions {
     o
 }
 
-/// Polls `events` once; on a connection error, waits before the next try (rumqttc
-/// reconnects on the next poll). `None` after an error.
+/// Polls `events` once; on a connection error, says so once and waits before the
+/// next try (rumqttc reconnects on the next poll).
 async fn poll(events: &mut EventLoop, name: &str, down: &mut bool) -> Option<Event> {
-    match events.poll().await {
+    let polled = events.poll().await;
+    settle(polled, name, down).await
+}
+
+/// What a poll gave: the event, or `None` after an error (said once, then a wait).
+async fn settle(
+    polled: Result<Event, rumqttc::ConnectionError>,
+    name: &str,
+    down: &mut bool,
+) -> Option<Event> {
+    match polled {
         Ok(e) => {
             if std::mem::replace(down, false) {
                 eprintln!("ccpn-run serve: {name}: connected again");
@@ -86,6 +96,23 @@ async fn poll(events: &mut EventLoop, name: &str, down: &mut bool) -> Option<Eve
             None
         }
     }
+}
+
+/// Hands the events read to the detector thread; `false` once it has stopped.
+async fn hand_over(shared: &Shared, batch: &mut Vec<(u64, ccpn::Event)>) -> bool {
+    if batch.is_empty() {
+        return true;
+    }
+    let Some(tx) = shared.sender() else {
+        return false;
+    };
+    let events = std::mem::replace(batch, Vec::with_capacity(BATCH));
+    tx.send(ToEngine::Batch {
+        events,
+        reply: None,
+    })
+    .await
+    .is_ok()
 }
 
 /// Starts `--mqtt-in`.
@@ -106,30 +133,20 @@ pub(crate) fn start_in(
         let (mut down, mut no, mut bad) = (false, 0u64, 0u64);
         let mut batch = Vec::with_capacity(BATCH);
         loop {
-            let next = match events.poll().now_or_never() {
-                Some(Ok(e)) => Some(e),
-                // An error, or nothing ready: hand over what is read first.
+            // Nothing ready (or a failure): what is read is handed over first.
+            let polled = match events.poll().now_or_never() {
+                Some(Ok(e)) => Ok(e),
                 ready => {
-                    if !batch.is_empty() {
-                        let Some(tx) = shared.sender() else { return };
-                        let events = std::mem::replace(&mut batch, Vec::with_capacity(BATCH));
-                        if tx
-                            .send(ToEngine::Batch {
-                                events,
-                                reply: None,
-                            })
-                            .await
-                            .is_err()
-                        {
-                            return;
-                        }
+                    if !hand_over(&shared, &mut batch).await {
+                        return;
                     }
                     match ready {
-                        Some(Err(_)) | None => poll(&mut events, &name, &mut down).await,
-                        Some(Ok(_)) => None,
+                        Some(r) => r,
+                        None => events.poll().await,
                     }
                 }
             };
+            let next = settle(polled, &name, &mut down).await;
             match next {
                 Some(Event::Incoming(Packet::ConnAck(_))) => {
                     if let Err(e) = client
@@ -170,19 +187,8 @@ pub(crate) fn start_in(
                             }
                         }
                     }
-                    if batch.len() >= BATCH {
-                        let Some(tx) = shared.sender() else { return };
-                        let events = std::mem::replace(&mut batch, Vec::with_capacity(BATCH));
-                        if tx
-                            .send(ToEngine::Batch {
-                                events,
-                                reply: None,
-                            })
-                            .await
-                            .is_err()
-                        {
-                            return;
-                        }
+                    if batch.len() >= BATCH && !hand_over(&shared, &mut batch).await {
+                        return;
                     }
                 }
                 _ => {}
