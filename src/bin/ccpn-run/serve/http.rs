@@ -1,8 +1,7 @@
 //! The router: the bearer token on every route but `/healthz`, `/stats`,
-//! `/metrics` (Prometheus text), `/zones` (GeoJSON), `/objects` (the map's tracks),
+//! `/metrics` (`metrics.rs`), `/zones` (GeoJSON), `/objects` (the map's tracks),
 //! `/config` (the map's settings) and the live map's files, built into the binary.
 
-use std::fmt::Write as _;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 
@@ -86,7 +85,7 @@ pub(crate) fn router(shared: Arc<Shared>, args: &ServeArgs, net: &Net) -> Router
         .route("/events", post(ingest::post_events))
         .route("/detections", get(stream::detections))
         .route("/stats", get(stats))
-        .route("/metrics", get(metrics))
+        .route("/metrics", get(super::metrics::metrics))
         .route("/zones", get(zones))
         .route("/objects", get(objects))
         .route("/config", get(config));
@@ -140,13 +139,13 @@ fn same(a: &[u8], b: &[u8]) -> bool {
 }
 
 /// The detector's event time, in seconds since the epoch (`None` before any event).
-fn event_time(shared: &Shared) -> Option<f64> {
+pub(crate) fn event_time(shared: &Shared) -> Option<f64> {
     let now = shared.counters.now_micros.load(Relaxed);
     (now != i64::MIN).then(|| now as f64 / 1e6)
 }
 
 /// How far event time is behind the wall clock, in seconds.
-fn lag(shared: &Shared) -> Option<f64> {
+pub(crate) fn lag(shared: &Shared) -> Option<f64> {
     let wall = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .ok()?
@@ -197,153 +196,6 @@ async fn stats(State(app): State<Arc<App>>) -> Json<serde_json::Value> {
         "sinks": sinks,
         "uptime_s": s.started.elapsed().as_secs_f64(),
     }))
-}
-
-/// `GET /metrics`: the Prometheus text format.
-async fn metrics(State(app): State<Arc<App>>) -> Response {
-    let s = &app.shared;
-    let c = &s.counters;
-    let mut out = String::with_capacity(2048);
-    let mut metric = |name: &str, kind: &str, help: &str, rows: &[(String, f64)]| {
-        let _ = writeln!(out, "# HELP ccpn_{name} {help}\n# TYPE ccpn_{name} {kind}");
-        for (labels, v) in rows {
-            let _ = writeln!(out, "ccpn_{name}{labels} {v}");
-        }
-    };
-    let scalars: [(&str, &str, &str, u64); 5] = [
-        (
-            "events_read_total",
-            "counter",
-            "Input lines (or messages) received, blank lines and headers aside.",
-            c.read.load(Relaxed),
-        ),
-        (
-            "events_processed_total",
-            "counter",
-            "Events pushed through the detector.",
-            c.processed.load(Relaxed),
-        ),
-        (
-            "events_rejected_total",
-            "counter",
-            "Lines that are not valid events.",
-            c.rejected.load(Relaxed),
-        ),
-        (
-            "events_late_total",
-            "counter",
-            "Events older than --max-delay allows, not processed.",
-            c.late.load(Relaxed),
-        ),
-        (
-            "events_held",
-            "gauge",
-            "Events held for reordering.",
-            c.held.load(Relaxed) as u64,
-        ),
-    ];
-    for (name, kind, help, v) in scalars {
-        metric(name, kind, help, &[(String::new(), v as f64)]);
-    }
-    let per: Vec<(String, f64)> = s
-        .outputs
-        .iter()
-        .zip(&c.per_output)
-        .map(|(o, n)| {
-            (
-                format!("{{output=\"{}\"}}", escape(o)),
-                n.load(Relaxed) as f64,
-            )
-        })
-        .collect();
-    metric(
-        "detections_total",
-        "counter",
-        "Detections per output of the net.",
-        &per,
-    );
-    let gauges: [(&str, &str, &str, u64); 5] = [
-        (
-            "live_tokens",
-            "gauge",
-            "Tokens waiting in the net.",
-            c.live_tokens.load(Relaxed) as u64,
-        ),
-        (
-            "evicted_tokens_total",
-            "counter",
-            "Tokens evicted at --max-tokens.",
-            c.evicted.load(Relaxed),
-        ),
-        (
-            "queued_batches",
-            "gauge",
-            "Batches of events waiting for the detector.",
-            s.queued() as u64,
-        ),
-        (
-            "stream_clients",
-            "gauge",
-            "SSE and WebSocket clients connected.",
-            s.hub.clients() as u64,
-        ),
-        (
-            "requests_refused_total",
-            "counter",
-            "Requests answered with a 4xx or 5xx.",
-            c.refused_requests.load(Relaxed),
-        ),
-    ];
-    for (name, kind, help, v) in gauges {
-        metric(name, kind, help, &[(String::new(), v as f64)]);
-    }
-    if let Some(lag) = lag(s) {
-        metric(
-            "lag_seconds",
-            "gauge",
-            "Wall clock less the detector's event time.",
-            &[(String::new(), lag)],
-        );
-    }
-    let sink = |f: &dyn Fn(&super::engine::SinkCounters) -> u64| -> Vec<(String, f64)> {
-        s.sinks
-            .iter()
-            .map(|(name, k)| (format!("{{sink=\"{}\"}}", escape(name)), f(k) as f64))
-            .collect()
-    };
-    metric(
-        "sink_delivered_total",
-        "counter",
-        "Detections a sink delivered.",
-        &sink(&|k| k.delivered.load(Relaxed)),
-    );
-    metric(
-        "sink_dropped_total",
-        "counter",
-        "Detections a sink dropped, its queue full.",
-        &sink(&|k| k.dropped.load(Relaxed)),
-    );
-    metric(
-        "sink_failures_total",
-        "counter",
-        "Failed deliveries (each retried).",
-        &sink(&|k| k.failures.load(Relaxed)),
-    );
-    (
-        [(
-            header::CONTENT_TYPE,
-            "text/plain; version=0.0.4; charset=utf-8",
-        )],
-        out,
-    )
-        .into_response()
-}
-
-/// A Prometheus label value, escaped.
-fn escape(s: &str) -> String {
-    s.replace('\\', "\\\\")
-        .replace('"', "\\\"")
-        .replace('\n', "\\n")
 }
 
 /// `GET /zones`: asks the detector thread where the zones are now.

@@ -5,8 +5,9 @@
 //! (`ingest.rs`) and MQTT in (`mqtt.rs`). It numbers detections as the batch run does
 //! and hands them to a bounded ring and a broadcast (`hub.rs`) read by the SSE and
 //! WebSocket clients (`stream.rs`), and to the sinks' bounded queues (`webhook.rs`,
-//! `mqtt.rs`). `http.rs` holds the router, the bearer token, `/stats`, `/metrics`,
-//! `/zones` and the live map; `args.rs` the flags; `error.rs` the errors.
+//! `mqtt.rs`). `http.rs` holds the router, the bearer token, `/stats`, `/zones` and
+//! the live map (`assets/`), `metrics.rs` `/metrics`, `client.rs` the webhooks' HTTP
+//! client, `args.rs` the flags and `error.rs` the errors.
 
 mod args;
 mod client;
@@ -15,6 +16,7 @@ mod error;
 mod http;
 mod hub;
 mod ingest;
+mod metrics;
 mod mqtt;
 mod stream;
 mod webhook;

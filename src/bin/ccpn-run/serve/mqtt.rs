@@ -8,8 +8,7 @@ use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures_util::FutureExt;
-use rumqttc::{AsyncClient, Event, EventLoop, MqttOptions, Packet, QoS};
+use rumqttc::{AsyncClient, Event, EventLoop, MqttOptions, Packet, Publish, QoS};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
@@ -60,28 +59,24 @@ fn parse(flag: &'static str, url: &str) -> Result<Broker, ServeError> {
     })
 }
 
-fn options(broker: &Broker, role: &str) -> MqttOptions {
+/// The client's options: messages of up to `max_message` bytes.
+fn options(broker: &Broker, role: &str, max_message: usize) -> MqttOptions {
     let id = format!("ccpn-{role}-{}", std::process::id());
     let mut o = MqttOptions::new(id, broker.host.clone(), broker.port);
     o.set_keep_alive(Duration::from_secs(30));
-    o.set_max_packet_size(1 << 20, 1 << 20);
+    o.set_max_packet_size(max_message, max_message);
     o
+}
+
+/// The largest MQTT message taken or sent: `--max-body-bytes`, within 1 to 256 MiB.
+fn max_message(args: &ServeArgs) -> usize {
+    usize::try_from(args.max_body_bytes.clamp(1 << 20, 256 << 20)).unwrap_or(1 << 20)
 }
 
 /// Polls `events` once; on a connection error, says so once and waits before the
 /// next try (rumqttc reconnects on the next poll).
 async fn poll(events: &mut EventLoop, name: &str, down: &mut bool) -> Option<Event> {
-    let polled = events.poll().await;
-    settle(polled, name, down).await
-}
-
-/// What a poll gave: the event, or `None` after an error (said once, then a wait).
-async fn settle(
-    polled: Result<Event, rumqttc::ConnectionError>,
-    name: &str,
-    down: &mut bool,
-) -> Option<Event> {
-    match polled {
+    match events.poll().await {
         Ok(e) => {
             if std::mem::replace(down, false) {
                 eprintln!("ccpn-run serve: {name}: connected again");
@@ -115,7 +110,9 @@ async fn hand_over(shared: &Shared, batch: &mut Vec<(u64, ccpn::Event)>) -> bool
     .is_ok()
 }
 
-/// Starts `--mqtt-in`.
+/// Starts `--mqtt-in`: one task polls the broker's connection (and only that, so
+/// that no poll is ever cut short), another parses the messages and hands their
+/// events to the detector thread in batches.
 pub(crate) fn start_in(
     url: &str,
     args: &ServeArgs,
@@ -123,71 +120,25 @@ pub(crate) fn start_in(
     shared: Arc<Shared>,
 ) -> Result<(), ServeError> {
     let broker = parse("--mqtt-in", url)?;
-    let (client, mut events) = AsyncClient::new(options(&broker, "in"), 64);
-    let mut parser = StreamParser::new(net.space())
+    let (client, mut events) = AsyncClient::new(options(&broker, "in", max_message(args)), 64);
+    let parser = StreamParser::new(net.space())
         .with_known_names(net.names_read())
         .with_format(Format::JsonLines);
-    let max_line = args.max_line_bytes;
     let name = format!("--mqtt-in {url}");
+    let (tx, rx) = mpsc::channel::<Publish>(BATCH);
+    let topic = broker.topic;
+    let loop_name = name.clone();
     tokio::spawn(async move {
-        let (mut down, mut no, mut bad) = (false, 0u64, 0u64);
-        let mut batch = Vec::with_capacity(BATCH);
+        let mut down = false;
         loop {
-            // Nothing ready (or a failure): what is read is handed over first.
-            let polled = match events.poll().now_or_never() {
-                Some(Ok(e)) => Ok(e),
-                ready => {
-                    if !hand_over(&shared, &mut batch).await {
-                        return;
-                    }
-                    match ready {
-                        Some(r) => r,
-                        None => events.poll().await,
-                    }
-                }
-            };
-            let next = settle(polled, &name, &mut down).await;
-            match next {
+            match poll(&mut events, &loop_name, &mut down).await {
                 Some(Event::Incoming(Packet::ConnAck(_))) => {
-                    if let Err(e) = client
-                        .subscribe(broker.topic.clone(), QoS::AtLeastOnce)
-                        .await
-                    {
-                        eprintln!("ccpn-run serve: warning: {name}: cannot subscribe: {e}");
+                    if let Err(e) = client.try_subscribe(topic.clone(), QoS::AtLeastOnce) {
+                        eprintln!("ccpn-run serve: warning: {loop_name}: cannot subscribe: {e}");
                     }
                 }
                 Some(Event::Incoming(Packet::Publish(p))) => {
-                    for line in p.payload.split(|&b| b == b'\n') {
-                        let line = line.strip_suffix(b"\r").unwrap_or(line);
-                        no += 1;
-                        let parsed = if line.len() > max_line {
-                            Err(format!("message {no}: longer than {max_line} bytes"))
-                        } else {
-                            match parser.record(no, line) {
-                                Record::Blank(_) | Record::Header(_) => {
-                                    no -= 1;
-                                    continue;
-                                }
-                                Record::Bad(b) => Err(format!("message {}", b)),
-                                Record::Event(l) => l.parse().map_err(|b| format!("message {b}")),
-                            }
-                        };
-                        shared.counters.read.fetch_add(1, Relaxed);
-                        match parsed {
-                            Ok(ev) => batch.push((no, ev)),
-                            Err(why) => {
-                                shared.counters.rejected.fetch_add(1, Relaxed);
-                                bad += 1;
-                                if bad <= REPORTED {
-                                    eprintln!(
-                                        "ccpn-run serve: {name}: rejected {why} (topic {})",
-                                        p.topic
-                                    );
-                                }
-                            }
-                        }
-                    }
-                    if batch.len() >= BATCH && !hand_over(&shared, &mut batch).await {
+                    if tx.send(p).await.is_err() {
                         return;
                     }
                 }
@@ -195,7 +146,82 @@ pub(crate) fn start_in(
             }
         }
     });
+    let reader = Messages {
+        parser,
+        shared,
+        name,
+        max_line: args.max_line_bytes,
+        no: 0,
+        bad: 0,
+        batch: Vec::with_capacity(BATCH),
+    };
+    tokio::spawn(reader.run(rx));
     Ok(())
+}
+
+/// The messages' parser and the batch it fills.
+struct Messages {
+    parser: StreamParser,
+    shared: Arc<Shared>,
+    name: String,
+    max_line: usize,
+    /// Lines (events) read so far: their numbers in messages.
+    no: u64,
+    bad: u64,
+    batch: Vec<(u64, ccpn::Event)>,
+}
+
+impl Messages {
+    /// Takes what comes; hands it over whenever nothing more is waiting.
+    async fn run(mut self, mut rx: mpsc::Receiver<Publish>) {
+        while let Some(first) = rx.recv().await {
+            self.message(&first);
+            while let Ok(p) = rx.try_recv() {
+                self.message(&p);
+                if self.batch.len() >= BATCH && !hand_over(&self.shared, &mut self.batch).await {
+                    return;
+                }
+            }
+            if !hand_over(&self.shared, &mut self.batch).await {
+                return;
+            }
+        }
+    }
+
+    /// One message: one JSON event, or JSON Lines.
+    fn message(&mut self, p: &Publish) {
+        for line in p.payload.split(|&b| b == b'\n') {
+            let line = line.strip_suffix(b"\r").unwrap_or(line);
+            let no = self.no + 1;
+            let parsed = if line.len() > self.max_line {
+                Err(format!(
+                    "message line {no}: longer than {} bytes",
+                    self.max_line
+                ))
+            } else {
+                match self.parser.record(no, line) {
+                    Record::Blank(_) | Record::Header(_) => continue,
+                    Record::Bad(b) => Err(format!("message {b}")),
+                    Record::Event(l) => l.parse().map_err(|b| format!("message {b}")),
+                }
+            };
+            self.no = no;
+            self.shared.counters.read.fetch_add(1, Relaxed);
+            match parsed {
+                Ok(ev) => self.batch.push((no, ev)),
+                Err(why) => {
+                    self.shared.counters.rejected.fetch_add(1, Relaxed);
+                    self.bad += 1;
+                    if self.bad <= REPORTED {
+                        eprintln!(
+                            "ccpn-run serve: {}: rejected {why} (topic {})",
+                            self.name, p.topic
+                        );
+                    }
+                }
+            }
+        }
+    }
 }
 
 /// Starts `--mqtt-out`: its sink for the detector thread, and its task.
@@ -208,7 +234,7 @@ pub(crate) fn start_out(url: &str, args: &ServeArgs) -> Result<(Sink, JoinHandle
             why: "a topic to publish to cannot hold wildcards".into(),
         });
     }
-    let (client, mut events) = AsyncClient::new(options(&broker, "out"), 256);
+    let (client, mut events) = AsyncClient::new(options(&broker, "out", max_message(args)), 256);
     let (tx, mut rx) =
         mpsc::channel::<Arc<Item>>(usize::try_from(args.sink_queue).unwrap_or(usize::MAX));
     let counters = Arc::new(SinkCounters::default());
