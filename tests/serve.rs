@@ -371,9 +371,12 @@ fn a_client_that_stops_reading_holds_up_neither_detection_nor_memory() {
     assert_eq!(stalled.next(), None, "disconnected after the notice");
 }
 
-/// A webhook receiver: answers 500 to its first `fail` requests, then 200; keeps
-/// the bodies it accepted.
-fn receiver(fail: usize) -> (String, Arc<Mutex<Vec<String>>>, Arc<Mutex<usize>>) {
+/// What a receiver shares with its test: the bodies it accepted, or a count.
+type Shared<T> = Arc<Mutex<T>>;
+
+/// A webhook receiver: answers 500 to its first `fail` requests, then 200; its URL,
+/// the bodies it accepted and the number of requests it had.
+fn receiver(fail: usize) -> (String, Shared<Vec<String>>, Shared<usize>) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}/hook", listener.local_addr().unwrap());
     let bodies = Arc::new(Mutex::new(Vec::new()));

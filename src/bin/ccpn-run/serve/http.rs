@@ -37,11 +37,6 @@ pub(crate) struct App {
 /// The live map's files (`assets/`; Leaflet is a pinned release, see its LICENSE).
 const ASSETS: &[(&str, &str, &[u8])] = &[
     (
-        "/",
-        "text/html; charset=utf-8",
-        include_bytes!("assets/index.html"),
-    ),
-    (
         "/map.js",
         "text/javascript; charset=utf-8",
         include_bytes!("assets/map.js"),
@@ -95,6 +90,7 @@ pub(crate) fn router(shared: Arc<Shared>, args: &ServeArgs, net: &Net) -> Router
             get(move || async move { ([(header::CONTENT_TYPE, mime)], bytes) }),
         );
     }
+    guarded = guarded.route("/", get(index));
     let guarded = guarded.layer(middleware::from_fn_with_state(app.clone(), authorize));
     Router::new()
         .route("/healthz", get(|| async { "ok\n" }))
@@ -107,6 +103,25 @@ pub(crate) fn router(shared: Arc<Shared>, args: &ServeArgs, net: &Net) -> Router
         })
         .layer(DefaultBodyLimit::disable())
         .with_state(app)
+}
+
+/// `GET /`: the map's page, its files' addresses carrying the request's
+/// `access_token` (a browser sends no header for a script or a style sheet).
+async fn index(req: Request) -> Response {
+    let token = req.uri().query().and_then(|q| {
+        q.split('&')
+            .find_map(|pair| pair.strip_prefix("access_token="))
+    });
+    // Percent-encoded as it came, less anything that could leave the attribute.
+    let q = token
+        .filter(|t| {
+            t.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"%-._~+".contains(&b))
+        })
+        .map(|t| format!("?access_token={t}"))
+        .unwrap_or_default();
+    let page = include_str!("assets/index.html").replace("{{q}}", &q);
+    ([(header::CONTENT_TYPE, "text/html; charset=utf-8")], page).into_response()
 }
 
 /// Refuses a request without the bearer token, when there is one.

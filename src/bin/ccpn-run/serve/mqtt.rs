@@ -138,7 +138,8 @@ pub(crate) fn start_in(
                     }
                 }
                 Some(Event::Incoming(Packet::Publish(p))) => {
-                    if tx.send(p).await.is_err() {
+                    let sent = tx.send(p).await;
+                    if sent.is_err() {
                         return;
                     }
                 }
