@@ -98,6 +98,27 @@ fn each_endpoint_answers() {
 }
 
 #[test]
+fn a_recorded_stream_is_taken_at_start_with_events() {
+    let net = repo("nets/harbour.ron");
+    let events = repo("examples/harbour.jsonl");
+    let expected = batch_run(&net, &events);
+    let server = Server::start(&net, &["--events", events.to_str().unwrap(), "--pace", "0"]);
+    server.wait_stats("the replay", |s| {
+        s["processed"] == 6000 && s["detections"] == 59
+    });
+    let mut sse = SseClient::open(&server, "/detections?since=0");
+    assert_eq!(sse.detections(expected.len()), expected);
+    let start = Instant::now();
+    while !server
+        .stderr_text()
+        .contains("6000 lines read, 6000 processed, 0 rejected, 0 late")
+    {
+        assert!(start.elapsed() < WAIT, "{}", server.stderr_text());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
 fn moving_zones_are_where_their_anchor_put_them() {
     let dir = tempfile::tempdir().unwrap();
     let net = net_file(

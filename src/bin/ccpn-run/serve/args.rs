@@ -25,6 +25,16 @@ pub(crate) struct ServeArgs {
     #[arg(long, value_name = "TOKEN")]
     pub(crate) token: Option<String>,
 
+    /// Events to take at start (JSON Lines or CSV), as if posted: a demonstration on a
+    /// recorded stream.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) events: Option<PathBuf>,
+
+    /// With `--events`: replay at this many times the speed of event time (10: ten
+    /// seconds of events a second); 0, as fast as possible.
+    #[arg(long, value_name = "X", default_value_t = 0.0)]
+    pub(crate) pace: f64,
+
     /// Reorder events arriving up to this late (seconds, or "500ms", "2s", "1m").
     #[arg(long, value_name = "D", value_parser = ccpn::parse_duration, default_value = "0")]
     pub(crate) max_delay: i64,

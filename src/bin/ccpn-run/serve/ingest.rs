@@ -16,7 +16,7 @@ use serde::Deserialize;
 use tokio::sync::{mpsc, oneshot};
 
 use ccpn::io::read::{Format, LineError, Record, StreamParser};
-use ccpn::{Event, Net};
+use ccpn::{Event, Net, Timestamp};
 
 use super::engine::{Late, Shared, ToEngine};
 use super::error::Refused;
@@ -45,11 +45,11 @@ struct ErrorLine {
 #[derive(Default, serde::Serialize)]
 pub(crate) struct Answer {
     /// Lines holding an event or meant to (blank lines and a CSV header aside).
-    read: u64,
+    pub(crate) read: u64,
     /// Events handed to the detector (held for reordering up to `--max-delay`).
-    processed: u64,
-    rejected: u64,
-    late: u64,
+    pub(crate) processed: u64,
+    pub(crate) rejected: u64,
+    pub(crate) late: u64,
     /// The first rejected and late lines (up to `--max-errors-listed`).
     errors: Vec<ErrorLine>,
     /// Whether more were refused than are listed.
@@ -68,6 +68,8 @@ pub(crate) struct Ingest {
     pending: std::collections::VecDeque<oneshot::Receiver<Vec<Late>>>,
     answer: Answer,
     max_listed: usize,
+    /// What of `answer.read` and `answer.rejected` the server's counters have.
+    counted: (u64, u64),
 }
 
 impl Ingest {
@@ -93,27 +95,45 @@ impl Ingest {
             pending: std::collections::VecDeque::new(),
             answer: Answer::default(),
             max_listed,
+            counted: (0, 0),
         })
     }
 
-    /// Takes line `no`, `line` (without its newline).
-    pub(crate) async fn line(&mut self, no: u64, line: &[u8]) -> Result<(), Refused> {
+    /// Takes line `no`, `line` (without its newline); the event's time, if it is one.
+    pub(crate) async fn line(
+        &mut self,
+        no: u64,
+        line: &[u8],
+    ) -> Result<Option<Timestamp>, Refused> {
         let event = match self.parser.record(no, line) {
-            Record::Blank(_) | Record::Header(_) => return Ok(()),
+            Record::Blank(_) | Record::Header(_) => return Ok(None),
             Record::Bad(bad) => Err(bad),
             Record::Event(line) => line.parse(),
         };
         self.answer.read += 1;
         match event {
             Ok(ev) => {
+                let time = ev.time;
                 self.batch.push((no, ev));
                 if self.batch.len() >= BATCH {
                     self.flush().await?;
                 }
+                Ok(Some(time))
             }
-            Err(bad) => self.refused(bad.line, "rejected", bad.error.to_string()),
+            Err(bad) => {
+                self.refused(bad.line, "rejected", bad.error.to_string());
+                Ok(None)
+            }
         }
-        Ok(())
+    }
+
+    /// Adds what was read and rejected since the last time to the server's counters.
+    fn count(&mut self) {
+        let c = &self.shared.counters;
+        c.read.fetch_add(self.answer.read - self.counted.0, Relaxed);
+        c.rejected
+            .fetch_add(self.answer.rejected - self.counted.1, Relaxed);
+        self.counted = (self.answer.read, self.answer.rejected);
     }
 
     /// A line too long to take.
@@ -136,6 +156,7 @@ impl Ingest {
 
     /// Sends the events read so far to the detector thread.
     pub(crate) async fn flush(&mut self) -> Result<(), Refused> {
+        self.count();
         if self.batch.is_empty() {
             return Ok(());
         }
@@ -171,9 +192,7 @@ impl Ingest {
         while !self.pending.is_empty() {
             self.settle_one().await;
         }
-        let c = &self.shared.counters;
-        c.read.fetch_add(self.answer.read, Relaxed);
-        c.rejected.fetch_add(self.answer.rejected, Relaxed);
+        self.count();
         let mut answer = self.answer;
         answer.processed = answer.read - answer.rejected - answer.late;
         if let Err(e) = flushed {

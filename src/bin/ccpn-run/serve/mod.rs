@@ -2,10 +2,10 @@
 //!
 //! One detector thread (`engine.rs`) owns the [`Detector`](ccpn::Detector) and the
 //! reordering of events by time, fed through a bounded channel by the HTTP ingest
-//! (`ingest.rs`) and MQTT in (`mqtt.rs`). It numbers detections as the batch run does
-//! and hands them to a bounded ring and a broadcast (`hub.rs`) read by the SSE and
-//! WebSocket clients (`stream.rs`), and to the sinks' bounded queues (`webhook.rs`,
-//! `mqtt.rs`). `http.rs` holds the router, the bearer token, `/stats`, `/zones` and
+//! (`ingest.rs`), MQTT in (`mqtt.rs`) and `--events` (`replay.rs`). It numbers
+//! detections as the batch run does and hands them to a bounded ring and a broadcast
+//! (`hub.rs`) read by the SSE and WebSocket clients (`stream.rs`), and to the sinks'
+//! bounded queues (`webhook.rs`, `mqtt.rs`). `http.rs` holds the router, the bearer token, `/stats`, `/zones` and
 //! the live map (`assets/`), `metrics.rs` `/metrics`, `client.rs` the webhooks' HTTP
 //! client, `args.rs` the flags and `error.rs` the errors.
 
@@ -18,6 +18,7 @@ mod hub;
 mod ingest;
 mod metrics;
 mod mqtt;
+mod replay;
 mod stream;
 mod webhook;
 
@@ -92,6 +93,19 @@ async fn serve(args: ServeArgs, net: Net) -> Result<(), ServeError> {
         engine::start_heartbeat(engine.shared.clone(), beat);
     }
     let app = http::router(engine.shared.clone(), &args, &net);
+    if let Some(path) = &args.events {
+        let ingest = ingest::Ingest::new(
+            net.space(),
+            &ingest::names(&net),
+            None,
+            engine.shared.clone(),
+            args.max_errors_listed,
+        )
+        .map_err(|e| ServeError::Args(e.to_string()))?;
+        let (shared, max_line) = (engine.shared.clone(), args.max_line_bytes);
+        replay::start(path.clone(), args.pace, ingest, shared, max_line)
+            .map_err(|e| ServeError::Args(format!("--events {}: {e}", path.display())))?;
+    }
     eprintln!(
         "ccpn-run serve: {} on http://{bound}/ (the live map; events: POST http://{bound}/events)",
         args.net.display()
