@@ -68,7 +68,10 @@ fn trajectory(line: &str, out: &mut Vec<Report>) -> Result<(), String> {
     // Trajectory properties are name, type, value triples.
     let p = 5 + 3 * props;
     if field(p)? != "*P*" {
-        return Err(format!("expected `*P*` after the properties, found `{}`", field(p)?));
+        return Err(format!(
+            "expected `*P*` after the properties, found `{}`",
+            field(p)?
+        ));
     }
     let first = p + 6;
     let per_point = 4;

@@ -87,12 +87,16 @@ fn feature(space: Space, zone: &Zone, moving: bool) -> Value {
             properties["radius"] = json!(radius);
             properties["from_deg"] = json!(from_deg);
             properties["to_deg"] = json!(to_deg);
-            let mut to = *to_deg;
-            while to < *from_deg {
-                to += 360.0;
-            }
-            let whole = to - from_deg >= 360.0 || !to.is_finite();
-            let (from, to) = if whole { (0.0, 360.0) } else { (*from_deg, to) };
+            // As the zone test reads them: clockwise from `from` to `to`, the whole
+            // circle when 360° or more apart (or not finite).
+            let span = to_deg - from_deg;
+            let whole = !span.is_finite() || span >= 360.0 || !from_deg.is_finite();
+            let (from, to) = if whole {
+                (0.0, 360.0)
+            } else {
+                let from = from_deg.rem_euclid(360.0);
+                (from, from + span.rem_euclid(360.0))
+            };
             let ring = arc(space, *center, *radius, from, to, !whole);
             ("sector", json!({"type": "Polygon", "coordinates": [ring]}))
         }
@@ -143,4 +147,41 @@ fn arc(space: Space, center: Point, radius: f64, from: f64, to: f64, wedge: bool
         ring.push(first);
     }
     ring
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sector(from_deg: f64, to_deg: f64) -> Zone {
+        Zone {
+            name: "s".into(),
+            shape: Shape::Sector {
+                center: Point { x: 0.0, y: 0.0 },
+                radius: 1.0,
+                from_deg,
+                to_deg,
+            },
+        }
+    }
+
+    #[test]
+    fn sectors_turned_far_round_are_drawn_without_looping() {
+        for (from, to) in [(1e300, 1e300 + 60.0), (330.0, 30.0), (f64::MAX, -f64::MAX), (0.0, 720.0)] {
+            let f = feature(Space::Planar, &sector(from, to), true);
+            let ring = f["geometry"]["coordinates"][0].as_array().unwrap().len();
+            assert!((3..=CIRCLE_VERTICES + 4).contains(&ring), "{from} {to}: {ring}");
+        }
+    }
+
+    #[test]
+    fn a_sector_is_a_wedge_clockwise_from_north() {
+        let f = feature(Space::Planar, &sector(0.0, 90.0), false);
+        let ring = f["geometry"]["coordinates"][0].as_array().unwrap();
+        assert_eq!(ring[0], json!([0.0, 0.0]));
+        let p = |i: usize| (ring[i][0].as_f64().unwrap(), ring[i][1].as_f64().unwrap());
+        assert!((p(1).0).abs() < 1e-12 && (p(1).1 - 1.0).abs() < 1e-12, "north first");
+        let last = p(ring.len() - 2);
+        assert!((last.0 - 1.0).abs() < 1e-12 && last.1.abs() < 1e-12, "east last");
+    }
 }

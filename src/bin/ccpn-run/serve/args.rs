@@ -134,6 +134,12 @@ impl ServeArgs {
         if self.token.is_none() {
             self.token = std::env::var("CCPN_TOKEN").ok();
         }
+        if !(self.pace.is_finite() && self.pace >= 0.0) {
+            return Err(ServeError::Args(format!(
+                "--pace {}: expected a speed-up of 0 or more",
+                self.pace
+            )));
+        }
         if self.token.as_deref().is_some_and(str::is_empty) {
             return Err(ServeError::Args("--token is empty".into()));
         }

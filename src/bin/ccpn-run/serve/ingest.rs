@@ -194,7 +194,7 @@ impl Ingest {
         }
         self.count();
         let mut answer = self.answer;
-        answer.processed = answer.read - answer.rejected - answer.late;
+        answer.processed = answer.read.saturating_sub(answer.rejected + answer.late);
         if let Err(e) = flushed {
             answer.error = Some(e.to_string());
         }

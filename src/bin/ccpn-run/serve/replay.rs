@@ -12,6 +12,8 @@ use super::ingest::Ingest;
 
 /// Lines read from the file per hand-over to the async side.
 const CHUNK: usize = 4096;
+/// The longest a paced replay waits for one event (a gap in the recording).
+const MAX_WAIT: Duration = Duration::from_secs(3600);
 
 /// Reads `path` on a thread of its own and feeds its lines to an ingest; reports on
 /// stderr what it took.
@@ -62,7 +64,9 @@ pub(crate) fn start(
                 };
                 if let (Some(t), true) = (time, pace > 0.0) {
                     let t0 = *first.get_or_insert(t);
-                    let due = Duration::from_secs_f64((t.since(t0) as f64 / 1e6 / pace).max(0.0));
+                    let due = Duration::try_from_secs_f64(t.since(t0) as f64 / 1e6 / pace)
+                        .unwrap_or(Duration::ZERO)
+                        .min(MAX_WAIT);
                     if let Some(wait) = due.checked_sub(started.elapsed()) {
                         if ingest.flush().await.is_err() {
                             break 'file;

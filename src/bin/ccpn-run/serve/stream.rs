@@ -69,7 +69,7 @@ impl Cursor {
             return None;
         }
         if let Some((missed, from)) = self.gap.take() {
-            self.next = self.next.max(from + missed);
+            self.next = self.next.max(from.saturating_add(missed));
             return Some(Next::Gap { missed, from });
         }
         if let Some(item) = self.replay.next() {
@@ -115,7 +115,7 @@ fn since_of(req: &Request) -> Result<Option<u64>, Refused> {
         .get("last-event-id")
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.trim().parse::<u64>().ok())
-        .map(|last| last + 1))
+        .map(|last| last.saturating_add(1)))
 }
 
 /// `GET /detections`.
