@@ -151,7 +151,6 @@ fn latency(addr: &str, rate: u64, seconds: u64) {
             let mut conn = Conn::open(&addr);
             let start = Instant::now();
             let mut sent = 0;
-            let mut time = 1_000_000u64;
             while sent < total {
                 let due = Duration::from_micros(sent * 1_000_000 / rate);
                 if let Some(wait) = due.checked_sub(start.elapsed()) {
@@ -159,8 +158,9 @@ fn latency(addr: &str, rate: u64, seconds: u64) {
                 }
                 let mut body = Vec::new();
                 for _ in 0..per_ms.min(total - sent) {
-                    time += 1;
+                    // Its send time, as its id and as its event time.
                     let id = now_us();
+                    let time = format!("{}.{:06}", id / 1_000_000, id % 1_000_000);
                     writeln!(
                         body,
                         "{{\"id\":{id},\"type\":\"A\",\"time\":{time},\"x\":1.5,\"y\":2.5}}"

@@ -167,10 +167,18 @@ mod tests {
 
     #[test]
     fn sectors_turned_far_round_are_drawn_without_looping() {
-        for (from, to) in [(1e300, 1e300 + 60.0), (330.0, 30.0), (f64::MAX, -f64::MAX), (0.0, 720.0)] {
+        for (from, to) in [
+            (1e300, 1e300 + 60.0),
+            (330.0, 30.0),
+            (f64::MAX, -f64::MAX),
+            (0.0, 720.0),
+        ] {
             let f = feature(Space::Planar, &sector(from, to), true);
             let ring = f["geometry"]["coordinates"][0].as_array().unwrap().len();
-            assert!((3..=CIRCLE_VERTICES + 4).contains(&ring), "{from} {to}: {ring}");
+            assert!(
+                (3..=CIRCLE_VERTICES + 4).contains(&ring),
+                "{from} {to}: {ring}"
+            );
         }
     }
 
@@ -180,8 +188,14 @@ mod tests {
         let ring = f["geometry"]["coordinates"][0].as_array().unwrap();
         assert_eq!(ring[0], json!([0.0, 0.0]));
         let p = |i: usize| (ring[i][0].as_f64().unwrap(), ring[i][1].as_f64().unwrap());
-        assert!((p(1).0).abs() < 1e-12 && (p(1).1 - 1.0).abs() < 1e-12, "north first");
+        assert!(
+            (p(1).0).abs() < 1e-12 && (p(1).1 - 1.0).abs() < 1e-12,
+            "north first"
+        );
         let last = p(ring.len() - 2);
-        assert!((last.0 - 1.0).abs() < 1e-12 && last.1.abs() < 1e-12, "east last");
+        assert!(
+            (last.0 - 1.0).abs() < 1e-12 && last.1.abs() < 1e-12,
+            "east last"
+        );
     }
 }

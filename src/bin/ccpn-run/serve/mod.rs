@@ -123,6 +123,11 @@ async fn serve(args: ServeArgs, net: Net) -> Result<(), ServeError> {
         let _ = tokio::task::spawn_blocking(move || thread.join()).await;
         finished.hub.close();
     };
+    // No Nagle delay: a detection is written as one small frame, and must not wait
+    // for the previous one's acknowledgement.
+    let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
+        let _ = tcp.set_nodelay(true);
+    });
     axum::serve(listener, app)
         .with_graceful_shutdown(stopping)
         .await
