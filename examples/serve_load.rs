@@ -1,5 +1,5 @@
 //! A load generator for `ccpn-run serve` (docs/performance.md, "Serving"): plain
-//! HTTP/1.1 over one keep-alive connection, std only.
+//! HTTP/1.1 over one keep-alive connection, and MQTT through a broker (rumqttc).
 //!
 //! ```text
 //! echo 'Net(events: {"a": Atomic(type: "A")}, outputs: ["a"])' > /tmp/every_a.ron
@@ -7,6 +7,8 @@
 //! cargo run --release --example serve_load -- ingest  127.0.0.1:8080 [EVENTS] [BATCH]
 //! cargo run --release --example serve_load -- latency 127.0.0.1:8080 [RATE/s] [SECONDS]
 //! cargo run --release --example serve_load -- stalled 127.0.0.1:8080 [EVENTS] [PID]
+//! ccpn-run serve /tmp/every_a.ron --listen 127.0.0.1:8080 --mqtt-in mqtt://127.0.0.1:1883/ccpn/in/# &
+//! cargo run --release --example serve_load -- mqtt    127.0.0.1:8080 [MESSAGES] [BROKER PORT]
 //! ```
 //!
 //! - `ingest`: POSTs EVENTS events (default 2,000,000) of type `A` in bodies of BATCH
@@ -16,6 +18,10 @@
 //!   them back from `GET /detections` (SSE) and prints the latency's percentiles.
 //! - `stalled`: opens an SSE client that never reads, ingests EVENTS events and
 //!   prints the server's resident memory (from /proc/PID/status) as it goes.
+//! - `mqtt`: publishes MESSAGES messages (default 500,000), one event each, QoS 1, to
+//!   `ccpn/in/load` on the broker at 127.0.0.1:PORT (default 1883), and prints
+//!   messages per second from the first publish until the server's `/stats` says it
+//!   has processed them all.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
@@ -27,15 +33,16 @@ fn main() {
         args.get(i).and_then(|a| a.parse().ok()).unwrap_or(default)
     };
     let Some(addr) = args.get(1).cloned() else {
-        eprintln!("usage: serve_load ingest|latency|stalled ADDR [N] [M]");
+        eprintln!("usage: serve_load ingest|latency|stalled|mqtt ADDR [N] [M]");
         std::process::exit(2);
     };
     match args.first().map(String::as_str) {
         Some("ingest") => ingest(&addr, arg(2, 2_000_000), arg(3, 10_000)),
         Some("latency") => latency(&addr, arg(2, 10_000), arg(3, 10)),
         Some("stalled") => stalled(&addr, arg(2, 2_000_000), arg(3, 0)),
+        Some("mqtt") => mqtt(&addr, arg(2, 500_000), arg(3, 1883)),
         _ => {
-            eprintln!("usage: serve_load ingest|latency|stalled ADDR [N] [M]");
+            eprintln!("usage: serve_load ingest|latency|stalled|mqtt ADDR [N] [M]");
             std::process::exit(2);
         }
     }
@@ -225,6 +232,74 @@ fn stalled(addr: &str, total: u64, pid: u64) {
     let s = start.elapsed().as_secs_f64();
     println!(
         "stalled client: {total} events in {s:.2} s = {:.0} events/s",
+        total as f64 / s
+    );
+}
+
+/// The server's `processed` count, from `GET /stats`.
+fn processed(addr: &str) -> u64 {
+    let mut tcp = TcpStream::connect(addr).expect("connect");
+    write!(
+        tcp,
+        "GET /stats HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut text = String::new();
+    let _ = tcp.read_to_string(&mut text);
+    let at = text.find("\"processed\":").map_or(0, |i| i + 12);
+    text[at..]
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect::<String>()
+        .parse()
+        .unwrap_or(0)
+}
+
+fn mqtt(addr: &str, total: u64, port: u64) {
+    use rumqttc::{Client, MqttOptions, QoS};
+    /// Publishing clients, each on its own connection and thread.
+    const PUBLISHERS: u64 = 4;
+    let port = u16::try_from(port).expect("a port");
+    // One event time for the whole run (the wall clock's second): events from
+    // different publishers interleave, and equal times are never late.
+    let time = now_us() / 1_000_000;
+    let before = processed(addr);
+    let start = Instant::now();
+    let publishers: Vec<_> = (0..PUBLISHERS)
+        .map(|p| {
+            std::thread::spawn(move || {
+                let id = format!("ccpn-load-{}-{p}", std::process::id());
+                let mut o = MqttOptions::new(id, "127.0.0.1", port);
+                o.set_keep_alive(Duration::from_secs(30));
+                o.set_inflight(1000);
+                let (client, mut connection) = Client::new(o, 10_000);
+                let driver = std::thread::spawn(move || for _ in connection.iter() {});
+                for i in (p + 1..=total).step_by(PUBLISHERS as usize) {
+                    let line = format!(
+                        "{{\"id\":{i},\"type\":\"A\",\"time\":{time},\"x\":1.5,\"y\":2.5}}"
+                    );
+                    client
+                        .publish("ccpn/in/load", QoS::AtLeastOnce, false, line.into_bytes())
+                        .unwrap();
+                }
+                drop(driver);
+            })
+        })
+        .collect();
+    for p in publishers {
+        p.join().unwrap();
+    }
+    let published = start.elapsed().as_secs_f64();
+    while processed(addr) < before + total {
+        assert!(
+            start.elapsed() < Duration::from_secs(120),
+            "the server did not get them all"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let s = start.elapsed().as_secs_f64();
+    println!(
+        "mqtt: {total} messages through the broker in {s:.2} s = {:.0} messages/s ({PUBLISHERS} publishers, done publishing in {published:.2} s)",
         total as f64 / s
     );
 }
