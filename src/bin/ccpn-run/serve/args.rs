@@ -10,7 +10,7 @@ use super::error::ServeError;
 /// Serves a net on the network: events in by HTTP (and MQTT), detections out as
 /// Server-Sent Events, WebSocket, webhooks and MQTT, and a live map at `/`.
 #[derive(Debug, Parser)]
-#[command(name = "ccpn-run serve", version, about)]
+#[command(name = "ccpn-run serve", bin_name = "ccpn-run serve", version)]
 pub(crate) struct ServeArgs {
     /// The net (a RON file).
     pub(crate) net: PathBuf,
@@ -107,7 +107,7 @@ pub(crate) struct ServeArgs {
     pub(crate) tiles: Option<String>,
 
     /// The attribute naming a tracked object on the map (default: the first of
-    /// track, mmsi, object, vehicle, icao24 that the net reads, else the type).
+    /// track, mmsi, object, vehicle, icao24, ship, key that the net reads, else the type).
     #[arg(long, value_name = "ATTR")]
     pub(crate) object: Option<String>,
 
