@@ -207,6 +207,40 @@ fn detections_also_come_over_a_websocket() {
 }
 
 #[test]
+fn a_websocket_client_that_falls_behind_is_told_and_closed() {
+    let dir = tempfile::tempdir().unwrap();
+    let net = net_file(dir.path(), EVERY_A);
+    let server = Server::start(&net, &["--client-buffer", "16"]);
+    let tcp = std::net::TcpStream::connect(server.addr).unwrap();
+    tcp.set_read_timeout(Some(WAIT)).unwrap();
+    let url = format!("ws://{}/detections", server.addr);
+    let (mut ws, _) = tungstenite::client(url.as_str(), tcp).expect("a WebSocket");
+    // It does not read while 100,000 detections are made; detection goes on.
+    for first in (1..=100_000).step_by(10_000) {
+        assert_eq!(
+            server.post_events(&a_events(first, 10_000))["processed"],
+            10_000
+        );
+    }
+    let mut seen = 0u64;
+    let notice = loop {
+        let msg = ws.read().expect("messages, then the notice");
+        let v: serde_json::Value = serde_json::from_str(msg.to_text().unwrap()).unwrap();
+        if v.get("notice").is_some() {
+            break v;
+        }
+        assert_eq!(v["seq"], seen);
+        seen += 1;
+    };
+    assert_eq!(notice["notice"], "lagged");
+    assert_eq!(notice["since"], seen);
+    match ws.read() {
+        Ok(tungstenite::Message::Close(Some(frame))) => assert_eq!(u16::from(frame.code), 4000),
+        other => panic!("expected a close frame, got {other:?}"),
+    }
+}
+
+#[test]
 fn a_token_guards_all_but_healthz_and_other_addresses_need_one() {
     let net = repo("nets/harbour.ron");
     let mut server = Server::start(&net, &["--token", "s3cret"]);
