@@ -119,6 +119,39 @@ fn a_recorded_stream_is_taken_at_start_with_events() {
 }
 
 #[test]
+fn a_quiet_live_input_moves_on_with_the_heartbeat() {
+    let dir = tempfile::tempdir().unwrap();
+    let net = net_file(
+        dir.path(),
+        r#"Net(
+            events: {
+                "a": Atomic(type: "A"),
+                "c": Atomic(type: "C"),
+                "tick": P(start: "a", period: 1.0, end: "c", within: 60.0),
+            },
+            outputs: ["tick"],
+        )"#,
+    );
+    // Event time follows the wall clock, less --max-delay: an event stamped now is on time.
+    let server = Server::start(&net, &["--heartbeat", "100ms", "--max-delay", "2s"]);
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs_f64();
+    let event = format!("{{\"id\":1,\"type\":\"A\",\"time\":{now:.3}}}\n");
+    assert_eq!(server.post_events(event.as_bytes())["processed"], 1);
+    // No more events: the ticks come as the wall clock passes them.
+    let mut sse = SseClient::open(&server, "/detections?since=0");
+    let ticks = sse.detections(2);
+    let first: serde_json::Value = serde_json::from_str(&ticks[0]).unwrap();
+    assert_eq!(first["event"], "tick");
+    assert!(
+        (first["time"].as_f64().unwrap() - (now + 1.0)).abs() < 0.01,
+        "{first}"
+    );
+}
+
+#[test]
 fn moving_zones_are_where_their_anchor_put_them() {
     let dir = tempfile::tempdir().unwrap();
     let net = net_file(
