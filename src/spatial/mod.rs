@@ -24,7 +24,6 @@ pub(crate) use crossing::self_crossing;
 pub(crate) use direction::{Dir, RelSet};
 pub(crate) use geoline::MAX_SEGMENT_M;
 pub(crate) use margin::{side, Side};
-#[cfg(test)]
 pub(crate) use metric::geodesic_destination;
 pub(crate) use metric::{
     distance, floor_to_i64, geodesic_distance, on_sphere, within_distance, EARTH_R, WGS84_A,

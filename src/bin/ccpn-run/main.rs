@@ -13,6 +13,9 @@ mod dataflow;
 mod interrupt;
 mod pipeline;
 mod say;
+// `ccpn-run serve NET.ron`: the server (docs/serve.md).
+#[cfg(feature = "serve")]
+mod serve;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -29,6 +32,10 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
     report_defects();
+    #[cfg(feature = "serve")]
+    if std::env::args_os().nth(1).is_some_and(|a| a == "serve") {
+        return serve::main();
+    }
     let args = Args::try_parse().unwrap_or_else(|e| say::clap_exit(&e));
     if args.quiet {
         say::set_quiet();

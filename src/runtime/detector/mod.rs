@@ -1,10 +1,12 @@
 //! The [`Detector`]: pushes atomic events through a compiled net, in event time,
 //! and returns the detections each one causes. `step.rs` fires components and fans
-//! their tokens out, `saved.rs` snapshots and restores, `zones.rs` moves zones, and
-//! `limits.rs` holds the options, counters and errors.
+//! their tokens out, `saved.rs` snapshots and restores, `zones.rs` moves zones,
+//! `outline.rs` draws the zones as GeoJSON, and `limits.rs` holds the options,
+//! counters and errors.
 
 mod limits;
 mod reload;
+mod outline;
 mod saved;
 mod step;
 mod zones;

@@ -1,0 +1,280 @@
+//! MQTT (3.1.1, QoS 1) with rumqttc: `--mqtt-in mqtt://HOST:PORT/TOPIC` subscribes
+//! and sends each message's events (one JSON event, or JSON Lines) to the detector
+//! thread; `--mqtt-out mqtt://HOST:PORT/TOPIC` publishes each detection as one JSON
+//! message, from a bounded queue whose drops are counted. Both reconnect on their
+//! own after the broker goes away.
+
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::Arc;
+use std::time::Duration;
+
+use rumqttc::{AsyncClient, Event, EventLoop, MqttOptions, Packet, Publish, QoS};
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+
+use ccpn::io::read::{Format, Record, StreamParser};
+use ccpn::Net;
+
+use super::args::ServeArgs;
+use super::engine::{Shared, Sink, SinkCounters, ToEngine};
+use super::error::ServeError;
+use super::hub::Item;
+
+/// Events per message to the detector thread.
+const BATCH: usize = 1024;
+/// Bad messages reported on stderr, at most (all are counted).
+const REPORTED: u64 = 20;
+
+/// An MQTT address: broker and topic.
+struct Broker {
+    host: String,
+    port: u16,
+    topic: String,
+}
+
+/// Parses `mqtt://HOST[:PORT]/TOPIC` (the topic may hold `+` and `#`).
+fn parse(flag: &'static str, url: &str) -> Result<Broker, ServeError> {
+    let bad = |why: &str| ServeError::Url {
+        flag,
+        url: url.to_owned(),
+        why: why.to_owned(),
+    };
+    let rest = url
+        .strip_prefix("mqtt://")
+        .ok_or_else(|| bad("expected mqtt://HOST:PORT/TOPIC"))?;
+    let (hostport, topic) = rest
+        .split_once('/')
+        .ok_or_else(|| bad("no topic: expected mqtt://HOST:PORT/TOPIC"))?;
+    let (host, port) = match hostport.rsplit_once(':') {
+        Some((h, p)) => (h, p.parse().map_err(|_| bad("bad port"))?),
+        None => (hostport, 1883),
+    };
+    if host.is_empty() || topic.is_empty() {
+        return Err(bad("empty host or topic"));
+    }
+    Ok(Broker {
+        host: host.to_owned(),
+        port,
+        topic: topic.to_owned(),
+    })
+}
+
+/// The client's options: messages of up to `max_message` bytes.
+fn options(broker: &Broker, role: &str, max_message: usize) -> MqttOptions {
+    let id = format!("ccpn-{role}-{}", std::process::id());
+    let mut o = MqttOptions::new(id, broker.host.clone(), broker.port);
+    o.set_keep_alive(Duration::from_secs(30));
+    o.set_max_packet_size(max_message, max_message);
+    o
+}
+
+/// The largest MQTT message taken or sent: `--max-body-bytes`, within 1 to 256 MiB.
+fn max_message(args: &ServeArgs) -> usize {
+    usize::try_from(args.max_body_bytes.clamp(1 << 20, 256 << 20)).unwrap_or(1 << 20)
+}
+
+/// Polls `events` once; on a connection error, says so once and waits before the
+/// next try (rumqttc reconnects on the next poll).
+async fn poll(events: &mut EventLoop, name: &str, down: &mut bool) -> Option<Event> {
+    match events.poll().await {
+        Ok(e) => {
+            if std::mem::replace(down, false) {
+                eprintln!("ccpn-run serve: {name}: connected again");
+            }
+            Some(e)
+        }
+        Err(e) => {
+            if !std::mem::replace(down, true) {
+                eprintln!("ccpn-run serve: warning: {name}: {e}; retrying every second");
+            }
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            None
+        }
+    }
+}
+
+/// Hands the events read to the detector thread; `false` once it has stopped.
+async fn hand_over(shared: &Shared, batch: &mut Vec<(u64, ccpn::Event)>) -> bool {
+    if batch.is_empty() {
+        return true;
+    }
+    let Some(tx) = shared.sender() else {
+        return false;
+    };
+    let events = std::mem::replace(batch, Vec::with_capacity(BATCH));
+    tx.send(ToEngine::Batch {
+        events,
+        reply: None,
+    })
+    .await
+    .is_ok()
+}
+
+/// Starts `--mqtt-in`: one task polls the broker's connection (and only that, so
+/// that no poll is ever cut short), another parses the messages and hands their
+/// events to the detector thread in batches.
+pub(crate) fn start_in(
+    url: &str,
+    args: &ServeArgs,
+    net: &Net,
+    shared: Arc<Shared>,
+) -> Result<(), ServeError> {
+    let broker = parse("--mqtt-in", url)?;
+    let (client, mut events) = AsyncClient::new(options(&broker, "in", max_message(args)), 64);
+    let parser = StreamParser::new(net.space())
+        .with_known_names(net.names_read())
+        .with_format(Format::JsonLines);
+    let name = format!("--mqtt-in {url}");
+    let (tx, rx) = mpsc::channel::<Publish>(BATCH);
+    let topic = broker.topic;
+    let loop_name = name.clone();
+    tokio::spawn(async move {
+        let mut down = false;
+        loop {
+            match poll(&mut events, &loop_name, &mut down).await {
+                Some(Event::Incoming(Packet::ConnAck(_))) => {
+                    if let Err(e) = client.try_subscribe(topic.clone(), QoS::AtLeastOnce) {
+                        eprintln!("ccpn-run serve: warning: {loop_name}: cannot subscribe: {e}");
+                    }
+                }
+                Some(Event::Incoming(Packet::Publish(p))) => {
+                    let sent = tx.send(p).await;
+                    if sent.is_err() {
+                        return;
+                    }
+                }
+                _ => {}
+            }
+        }
+    });
+    let reader = Messages {
+        parser,
+        shared,
+        name,
+        max_line: args.max_line_bytes,
+        no: 0,
+        bad: 0,
+        batch: Vec::with_capacity(BATCH),
+    };
+    tokio::spawn(reader.run(rx));
+    Ok(())
+}
+
+/// The messages' parser and the batch it fills.
+struct Messages {
+    parser: StreamParser,
+    shared: Arc<Shared>,
+    name: String,
+    max_line: usize,
+    /// Lines (events) read so far: their numbers in messages.
+    no: u64,
+    bad: u64,
+    batch: Vec<(u64, ccpn::Event)>,
+}
+
+impl Messages {
+    /// Takes what comes; hands it over whenever nothing more is waiting.
+    async fn run(mut self, mut rx: mpsc::Receiver<Publish>) {
+        while let Some(first) = rx.recv().await {
+            self.message(&first);
+            while let Ok(p) = rx.try_recv() {
+                self.message(&p);
+                if self.batch.len() >= BATCH && !hand_over(&self.shared, &mut self.batch).await {
+                    return;
+                }
+            }
+            if !hand_over(&self.shared, &mut self.batch).await {
+                return;
+            }
+        }
+    }
+
+    /// One message: one JSON event, or JSON Lines.
+    fn message(&mut self, p: &Publish) {
+        for line in p.payload.split(|&b| b == b'\n') {
+            let line = line.strip_suffix(b"\r").unwrap_or(line);
+            let no = self.no + 1;
+            let parsed = if line.len() > self.max_line {
+                Err(format!(
+                    "message line {no}: longer than {} bytes",
+                    self.max_line
+                ))
+            } else {
+                match self.parser.record(no, line) {
+                    Record::Blank(_) | Record::Header(_) => continue,
+                    Record::Bad(b) => Err(format!("message {b}")),
+                    Record::Event(l) => l.parse().map_err(|b| format!("message {b}")),
+                }
+            };
+            self.no = no;
+            self.shared.counters.read.fetch_add(1, Relaxed);
+            match parsed {
+                Ok(ev) => self.batch.push((no, ev)),
+                Err(why) => {
+                    self.shared.counters.rejected.fetch_add(1, Relaxed);
+                    self.bad += 1;
+                    if self.bad <= REPORTED {
+                        eprintln!(
+                            "ccpn-run serve: {}: rejected {why} (topic {})",
+                            self.name, p.topic
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Starts `--mqtt-out`: its sink for the detector thread, and its task.
+pub(crate) fn start_out(url: &str, args: &ServeArgs) -> Result<(Sink, JoinHandle<()>), ServeError> {
+    let broker = parse("--mqtt-out", url)?;
+    if broker.topic.contains(['+', '#']) {
+        return Err(ServeError::Url {
+            flag: "--mqtt-out",
+            url: url.to_owned(),
+            why: "a topic to publish to cannot hold wildcards".into(),
+        });
+    }
+    let (client, mut events) = AsyncClient::new(options(&broker, "out", max_message(args)), 256);
+    let (tx, mut rx) =
+        mpsc::channel::<Arc<Item>>(usize::try_from(args.sink_queue).unwrap_or(usize::MAX));
+    let counters = Arc::new(SinkCounters::default());
+    let name = format!("mqtt://{}:{}/{}", broker.host, broker.port, broker.topic);
+    let acks = counters.clone();
+    let loop_name = name.clone();
+    let driver = tokio::spawn(async move {
+        let mut down = false;
+        loop {
+            match poll(&mut events, &loop_name, &mut down).await {
+                Some(Event::Incoming(Packet::PubAck(_))) => {
+                    acks.delivered.fetch_add(1, Relaxed);
+                }
+                Some(_) => {}
+                None => {
+                    acks.failures.fetch_add(1, Relaxed);
+                }
+            }
+        }
+    });
+    let topic = broker.topic.clone();
+    let task = tokio::spawn(async move {
+        while let Some(item) = rx.recv().await {
+            if client
+                .publish(
+                    topic.clone(),
+                    QoS::AtLeastOnce,
+                    false,
+                    item.json.as_bytes().to_vec(),
+                )
+                .await
+                .is_err()
+            {
+                break;
+            }
+        }
+        // Give the event loop a moment to send what is queued and take the acks.
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        driver.abort();
+    });
+    Ok((Sink { name, tx, counters }, task))
+}
