@@ -5,8 +5,8 @@
 //! counters and errors.
 
 mod limits;
-mod reload;
 mod outline;
+mod reload;
 mod saved;
 mod step;
 mod zones;
