@@ -14,6 +14,10 @@ use super::reader::ToDetector;
 use super::writer::ToWriter;
 use crate::checkpoint::{Checkpoint, Position};
 
+/// The most detections (beyond one event's) the detector gathers before handing them
+/// to the writer: with the channel's depth, what is in flight between the two.
+const FLUSH_DETECTIONS: usize = 4096;
+
 /// What the detector's loop counts besides the detector's own statistics.
 pub(super) struct Tally {
     /// Detections per output, in the net's order of outputs.
@@ -70,9 +74,21 @@ pub(super) fn detect(
         let sent = match msg {
             ToDetector::Events(batch) => {
                 let mut found = Vec::new();
+                let mut sent = true;
                 for ev in batch {
                     if detector.push_into(ev, &mut found).is_err() {
                         tally.late += 1;
+                    }
+                    // A batch of events can make millions of detections: hand them to
+                    // the writer as they come, so that the bounded channel holds the
+                    // detector back (not a whole batch's worth in memory per message).
+                    if found.len() >= FLUSH_DETECTIONS {
+                        tally.count(outputs, &found);
+                        sent = detections.send(ToWriter::Detections(found)).is_ok();
+                        found = Vec::new();
+                        if !sent {
+                            break;
+                        }
                     }
                 }
                 if !warned_evictions && detector.stats().evicted > 0 {
@@ -81,7 +97,7 @@ pub(super) fn detect(
                 }
                 tally.count(outputs, &found);
                 feedback.after_batch(detector, tally);
-                found.is_empty() || detections.send(ToWriter::Detections(found)).is_ok()
+                sent && (found.is_empty() || detections.send(ToWriter::Detections(found)).is_ok())
             }
             ToDetector::Advance(to) => {
                 let found = detector.advance_to(to);
