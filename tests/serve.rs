@@ -577,3 +577,73 @@ fn a_webhook_that_is_down_drops_beyond_its_queue_and_says_so() {
         std::thread::sleep(Duration::from_millis(20));
     }
 }
+
+/// `PUT /net` replaces the running net between two events: a `Seq` whose definition
+/// did not change keeps the `a` it was waiting with, an edited entry starts empty, and
+/// a net that does not load, or of another space, is refused with the running net
+/// going on.
+#[test]
+fn put_net_reloads_keeping_what_did_not_change() {
+    let dir = tempfile::tempdir().unwrap();
+    let first = r#"Net(events: {
+        "a": Atomic(type: "A"), "b": Atomic(type: "B"),
+        "ab": Seq(of: ["a", "b"], within: 100.0),
+        "fast": Atomic(type: "B", when: "speed > 10"),
+    }, outputs: ["ab", "fast"])"#;
+    let net = net_file(dir.path(), first);
+    let server = Server::start(&net, &[]);
+    let mut sse = SseClient::open(&server, "/detections");
+    server.post_events(b"{\"id\":1,\"type\":\"A\",\"time\":1}\n");
+
+    // `fast` now needs more than 20: its component is reset; `ab` is kept.
+    let second = first.replace("speed > 10", "speed > 20");
+    let (status, body) = server.put("/net", second.as_bytes());
+    assert_eq!(status, 200, "{body}");
+    let report: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert!(
+        report["kept"].as_array().unwrap().iter().any(|n| n == "ab"),
+        "{report}"
+    );
+    assert_eq!(report["reset"], serde_json::json!(["fast"]), "{report}");
+    assert!(
+        report["unchanged"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|n| n == "ab"),
+        "{report}"
+    );
+
+    // The `a` from before the reload still pairs; 15 is not fast under the new net.
+    server.post_events(b"{\"id\":2,\"type\":\"B\",\"time\":2,\"speed\":15}\n");
+    let found = sse.detections(1);
+    assert!(
+        found[0].contains("\"event\":\"ab\"") && found[0].contains("\"ids\":[1,2]"),
+        "{found:?}"
+    );
+    // As a run of the new net from the start gives them: `fast` (an atomic event)
+    // first, then `ab`, which pairs every `b` with the waiting `a` (Unrestricted).
+    server.post_events(b"{\"id\":3,\"type\":\"B\",\"time\":3,\"speed\":25}\n");
+    let found = sse.detections(2);
+    assert!(found[0].contains("\"event\":\"fast\""), "{found:?}");
+    assert!(
+        found[1].contains("\"event\":\"ab\"") && found[1].contains("\"ids\":[1,3]"),
+        "{found:?}"
+    );
+
+    // Refused, and the net in force goes on.
+    let (status, body) = server.put("/net", b"Net(events: { \"x\": Nope() }, outputs: [\"x\"])");
+    assert_eq!(status, 422, "{body}");
+    assert!(body.contains("the running net goes on"), "{body}");
+    let (status, body) = server.put(
+        "/net",
+        br#"Net(space: Wgs84, events: {"a": Atomic(type: "A")}, outputs: ["a"])"#,
+    );
+    assert_eq!(status, 409, "{body}");
+    server.post_events(b"{\"id\":4,\"type\":\"B\",\"time\":4,\"speed\":30}\n");
+    let found = sse.detections(2);
+    assert!(
+        found[0].contains("\"event\":\"fast\"") && found[0].contains("\"ids\":[4]"),
+        "{found:?}"
+    );
+}

@@ -119,6 +119,17 @@ impl Server {
         (status, resp.body_mut().read_to_string().unwrap_or_default())
     }
 
+    /// PUT `body` to `path`: (status, body).
+    pub(crate) fn put(&self, path: &str, body: &[u8]) -> (u16, String) {
+        let mut req = Self::agent().put(self.url(path));
+        if let Some(t) = &self.token {
+            req = req.header("Authorization", format!("Bearer {t}"));
+        }
+        let mut resp = req.send(body).expect("PUT");
+        let status = resp.status().as_u16();
+        (status, resp.body_mut().read_to_string().unwrap_or_default())
+    }
+
     /// POSTs JSON Lines; the answer as JSON.
     pub(crate) fn post_events(&self, body: &[u8]) -> serde_json::Value {
         let (status, text) = self.post("/events", "application/x-ndjson", body);

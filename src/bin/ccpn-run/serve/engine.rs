@@ -34,6 +34,12 @@ pub(crate) enum ToEngine {
     Heartbeat,
     /// The net's zones as GeoJSON, moving zones where they are now.
     Zones(oneshot::Sender<serde_json::Value>),
+    /// Go on with this net, keeping the state of what did not change
+    /// ([`Detector::reload`]); the answer is the report, or why the net was refused.
+    Reload {
+        net: Box<Net>,
+        reply: oneshot::Sender<Result<ccpn::ReloadReport, String>>,
+    },
 }
 
 /// An event refused as late: its line and why.
@@ -254,6 +260,13 @@ impl Loop {
                 }
                 ToEngine::Zones(reply) => {
                     let _ = reply.send(self.detector.zones_geojson());
+                }
+                ToEngine::Reload { net, reply } => {
+                    let result = self.detector.reload(&net).map_err(|e| e.to_string());
+                    if let Ok(report) = &result {
+                        eprintln!("ccpn-run: note: net reloaded: {report}");
+                    }
+                    let _ = reply.send(result);
                 }
             }
         }

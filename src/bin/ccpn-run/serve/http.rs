@@ -9,7 +9,7 @@ use axum::extract::{DefaultBodyLimit, Request, State};
 use axum::http::{header, StatusCode};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
+use axum::routing::{get, post, put};
 use axum::{Json, Router};
 use serde_json::json;
 use tokio::sync::oneshot;
@@ -83,7 +83,12 @@ pub(crate) fn router(shared: Arc<Shared>, args: &ServeArgs, net: &Net) -> Router
         .route("/metrics", get(super::metrics::metrics))
         .route("/zones", get(zones))
         .route("/objects", get(objects))
-        .route("/config", get(config));
+        .route("/config", get(config))
+        // A net's text is small (its polygons may be in GeoJSON files): 16 MiB at most.
+        .route(
+            "/net",
+            put(put_net).layer(DefaultBodyLimit::max(MAX_NET_BYTES)),
+        );
     for &(path, mime, bytes) in ASSETS {
         guarded = guarded.route(
             path,
@@ -228,6 +233,55 @@ async fn zones(State(app): State<Arc<App>>) -> Response {
             Json(zones),
         )
             .into_response(),
+        Err(_) => Refused::Stopped.into_response(),
+    }
+}
+
+/// The largest net `PUT /net` takes, in bytes.
+const MAX_NET_BYTES: usize = 16 << 20;
+
+/// `PUT /net`: the body, a net in RON as in a net file (GeoJSON paths relative to the
+/// running net's file), replaces the running net between two events, keeping the
+/// state of every component whose definition did not change. 200 with the reload's
+/// report; 422 with the net's problems, or 409 when it cannot replace this one (another
+/// space): the running net goes on unchanged.
+async fn put_net(State(app): State<Arc<App>>, body: axum::body::Bytes) -> Response {
+    let Ok(text) = String::from_utf8(body.to_vec()) else {
+        return (
+            StatusCode::BAD_REQUEST,
+            Json(json!({"error": "the net is not UTF-8"})),
+        )
+            .into_response();
+    };
+    let file = app.net_name.clone();
+    let loaded = tokio::task::spawn_blocking(move || Net::from_ron(&file, &text)).await;
+    let net = match loaded {
+        Ok(Ok(net)) => net,
+        Ok(Err(e)) => {
+            let body =
+                json!({"error": format!("the net does not load; the running net goes on:\n{e}")});
+            return (StatusCode::UNPROCESSABLE_ENTITY, Json(body)).into_response();
+        }
+        Err(_) => return Refused::Stopped.into_response(),
+    };
+    let Some(tx) = app.shared.sender() else {
+        return Refused::Stopped.into_response();
+    };
+    let (reply, answer) = oneshot::channel();
+    let msg = ToEngine::Reload {
+        net: Box::new(net),
+        reply,
+    };
+    if tx.send(msg).await.is_err() {
+        return Refused::Stopped.into_response();
+    }
+    match answer.await {
+        Ok(Ok(r)) => Json(json!({
+            "kept": r.kept, "reset": r.reset, "added": r.added, "removed": r.removed,
+            "unchanged": r.unchanged, "restarted": r.restarted,
+        }))
+        .into_response(),
+        Ok(Err(why)) => (StatusCode::CONFLICT, Json(json!({"error": why}))).into_response(),
         Err(_) => Refused::Stopped.into_response(),
     }
 }
