@@ -136,8 +136,11 @@ fn killed_and_resumed_runs_detect_exactly_what_an_uninterrupted_run_does() {
     );
 
     let checkpoint = dir.join("run.ckpt");
+    let late_file = dir.join("late.jsonl");
     let mut rng = SmallRng::seed_from_u64(0x5eed);
     let mut outputs = Vec::new();
+    // What each run said on stderr, killed or not.
+    let mut said = Vec::new();
     let mut kills = 0;
     let last_stats = loop {
         let out_path = dir.join(format!("out{}.jsonl", outputs.len()));
@@ -150,6 +153,8 @@ fn killed_and_resumed_runs_detect_exactly_what_an_uninterrupted_run_does() {
                 "1000",
                 "--resume",
                 checkpoint.to_str().expect("utf-8 path"),
+                "--late",
+                late_file.to_str().expect("utf-8 path"),
             ]
             .map(String::from),
         );
@@ -179,6 +184,11 @@ fn killed_and_resumed_runs_detect_exactly_what_an_uninterrupted_run_does() {
                 let _ = child.kill();
                 let status = child.wait().expect("wait");
                 outputs.push(fs::read_to_string(&out_path).expect("read output"));
+                let mut err = String::new();
+                if let Some(mut pipe) = child.stderr.take() {
+                    let _ = std::io::Read::read_to_string(&mut pipe, &mut err);
+                }
+                said.push(err);
                 if !status.success() {
                     kills += 1;
                     continue;
@@ -192,6 +202,7 @@ fn killed_and_resumed_runs_detect_exactly_what_an_uninterrupted_run_does() {
             String::from_utf8_lossy(&done.stderr)
         );
         outputs.push(fs::read_to_string(&out_path).expect("read output"));
+        said.push(String::from_utf8_lossy(&done.stderr).into_owned());
         break stats_of(&done.stderr);
     };
     assert!(kills >= 2, "only {kills} runs were killed before finishing");
@@ -214,6 +225,36 @@ fn killed_and_resumed_runs_detect_exactly_what_an_uninterrupted_run_does() {
     }
     assert!(expected_stats["rejected"].as_u64() > Some(10));
     assert!(expected_stats["late"].as_u64() > Some(10));
+
+    // No report lost: a checkpoint covers a line only once its report is out and its
+    // --late copy written, so every bad or late line is reported by some run (the
+    // lines between a killed run's last checkpoint and its death, by two). A run
+    // shows 20 lines a reason and counts the rest on its last line.
+    let mut reported = 0;
+    for err in &said {
+        for l in err.lines() {
+            if l.contains(": rejected: ") || l.contains(" is before ") {
+                reported += 1;
+            } else if let Some(rest) = l.strip_prefix("ccpn-run: warning: ") {
+                if let Some((n, _)) = rest.split_once(" more lines ") {
+                    reported += n.parse::<u64>().unwrap_or(0);
+                }
+            }
+        }
+    }
+    let bad =
+        expected_stats["rejected"].as_u64().unwrap() + expected_stats["late"].as_u64().unwrap();
+    assert!(
+        reported >= bad,
+        "{reported} reports for {bad} bad and late lines:\n{said:#?}"
+    );
+    let copies = fs::read_to_string(&late_file).expect("the --late file");
+    let copies = copies.lines().filter(|l| l.ends_with('}')).count() as u64;
+    assert!(
+        copies >= expected_stats["late"].as_u64().unwrap(),
+        "{copies} lines in --late for {} late",
+        expected_stats["late"]
+    );
     let _ = fs::remove_dir_all(&dir);
 }
 

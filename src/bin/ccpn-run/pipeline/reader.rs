@@ -341,9 +341,14 @@ impl Reader {
         if !self.line(record)? {
             return Ok(false);
         }
-        Ok(self.cfg.checkpoint_every == 0
-            || !no.is_multiple_of(self.cfg.checkpoint_every)
-            || self.mark(no))
+        if self.cfg.checkpoint_every == 0 || !no.is_multiple_of(self.cfg.checkpoint_every) {
+            return Ok(true);
+        }
+        // The checkpoint will cover the lines up to here: their reports and their
+        // copies in the --late file must be out first, so that a run killed after it
+        // and resumed from it loses none.
+        self.reports.flush()?;
+        Ok(self.mark(no))
     }
 
     /// The input has been quiet for `--heartbeat`: event time moves to the wall
@@ -470,6 +475,7 @@ impl Reader {
             self.reports.stopped(last, held)?;
         }
         if self.flush() && self.cfg.checkpoint_every != 0 && !self.reports.counts.stopped {
+            self.reports.flush()?;
             let position = self.position(last);
             let _ = self.tx.send(ToDetector::Final(position));
         }
@@ -484,6 +490,7 @@ impl Reader {
     fn interrupted(mut self, sig: i32, last: u64, replayed: u64) -> io::Result<ReadCounts> {
         let mut ok = true;
         if self.cfg.checkpoint_every != 0 && last > replayed {
+            self.reports.flush()?;
             ok = self.mark(last);
         } else {
             ok &= self.flush();

@@ -179,6 +179,16 @@ impl Reports {
         )
     }
 
+    /// Writes out the reports and the `--late` copies made so far (before a checkpoint
+    /// covers their lines).
+    pub(super) fn flush(&mut self) -> io::Result<()> {
+        self.err.flush()?;
+        if let Some(f) = self.late_file.as_mut() {
+            f.flush()?;
+        }
+        Ok(())
+    }
+
     /// Flushes the reports; the counts.
     pub(super) fn finish(mut self) -> io::Result<ReadCounts> {
         let (rejected, late) = (self.counts.rejected, self.counts.late);
