@@ -34,3 +34,70 @@ fn the_reorder_buffer_is_capped() {
     assert_eq!(capped.stdout, free.stdout);
     assert_eq!(stats(&free)["released_early"], 0);
 }
+
+/// A checkpoint that cannot be written (here its path is a directory) is an error,
+/// said once; the run goes on and ends with exit status 5, leaving no `.tmp` file.
+#[test]
+fn a_checkpoint_that_cannot_be_written_ends_the_run_with_status_5() {
+    let dir = tempfile::tempdir().unwrap();
+    let ckpt = dir.path().join("ckpt");
+    std::fs::create_dir(&ckpt).unwrap();
+    let net = root().join("nets/harbour.ron").display().to_string();
+    let events = std::fs::read_to_string(root().join("examples/harbour.jsonl")).unwrap();
+    let ckpt_arg = ckpt.display().to_string();
+    let out = run(
+        &[
+            &net,
+            "--checkpoint",
+            &ckpt_arg,
+            "--checkpoint-every",
+            "1000",
+        ],
+        &events,
+    );
+    assert_eq!(out.status.code(), Some(5), "{}", text(&out.stderr));
+    let err = text(&out.stderr);
+    assert_eq!(err.matches("cannot write checkpoint").count(), 1, "{err}");
+    assert!(err.starts_with("ccpn-run: error: "), "{err}");
+    let free = run(&[&net], &events);
+    assert_eq!(out.stdout, free.stdout, "the detections are all written");
+    let left: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(left, ["ckpt"], "{left:?}");
+}
+
+/// `--checkpoint` or `--late` naming the events file would write over the input.
+#[test]
+fn outputs_naming_the_input_file_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let events = dir.path().join("events.jsonl");
+    std::fs::write(&events, "{\"id\":1,\"type\":\"track\",\"time\":1}\n").unwrap();
+    let net = root().join("nets/harbour.ron").display().to_string();
+    let same = events.display().to_string();
+    let other_path = dir
+        .path()
+        .join(".")
+        .join("events.jsonl")
+        .display()
+        .to_string();
+    for (flag, path) in [("--checkpoint", &same), ("--late", &other_path)] {
+        let out = run(&[&net, &same, flag, path], "");
+        assert_eq!(out.status.code(), Some(2), "{flag}: {}", text(&out.stderr));
+        assert!(
+            text(&out.stderr).contains(&format!("{flag} ")),
+            "{}",
+            text(&out.stderr)
+        );
+        assert!(
+            text(&out.stderr).contains("is the events file"),
+            "{}",
+            text(&out.stderr)
+        );
+    }
+    assert_eq!(
+        std::fs::read_to_string(&events).unwrap(),
+        "{\"id\":1,\"type\":\"track\",\"time\":1}\n"
+    );
+}

@@ -230,6 +230,19 @@ impl Args {
                 "{flag} is for a cluster: it needs --processes P (more than 1)"
             ));
         }
+        // A checkpoint or a --late file written over the events being read would
+        // destroy them.
+        let input = self.events.as_deref().filter(|p| p.as_os_str() != "-");
+        for (flag, out) in [("--checkpoint", &self.checkpoint), ("--late", &self.late)] {
+            if let (Some(out), Some(input)) = (out.as_deref(), input) {
+                if same_file(out, input) {
+                    return Err(format!(
+                        "{flag} {} is the events file: it would be written over the input",
+                        out.display()
+                    ));
+                }
+            }
+        }
         if self.checkpoint.is_some() && self.output == OutputArg::Geojson {
             return Err("--checkpoint needs JSON Lines output (--output jsonl): a resumed run cannot continue a GeoJSON document".into());
         }
@@ -280,4 +293,15 @@ pub(crate) enum FormatArg {
     Auto,
     Jsonl,
     Csv,
+}
+
+/// Do `a` and `b` name one file (the same path, or the same file by another path)?
+fn same_file(a: &std::path::Path, b: &std::path::Path) -> bool {
+    if a == b {
+        return true;
+    }
+    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    }
 }

@@ -92,17 +92,25 @@ impl Checkpoint {
     }
 }
 
+/// Checkpoints that could not be written in this run: the run goes on (its
+/// detections are still wanted) but ends with exit status 5.
+pub(crate) static FAILED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
 /// Writes `bytes` to `path` so that a crash leaves either the old file or the new one:
 /// to a temporary file beside it, synced, renamed over `path`, and the directory synced.
 pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let mut tmp = path.as_os_str().to_owned();
     tmp.push(".tmp");
     let tmp = PathBuf::from(tmp);
-    let mut f = File::create(&tmp)?;
-    f.write_all(bytes)?;
-    f.sync_all()?;
-    drop(f);
-    fs::rename(&tmp, path)?;
+    let written = File::create(&tmp).and_then(|mut f| {
+        f.write_all(bytes)?;
+        f.sync_all()
+    });
+    if let Err(e) = written.and_then(|()| fs::rename(&tmp, path)) {
+        // Leave the last good checkpoint, and no half-written file beside it.
+        let _ = fs::remove_file(&tmp);
+        return Err(e);
+    }
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),

@@ -298,6 +298,8 @@ pub(crate) fn exit_status(counts: &ReadCounts) -> ExitCode {
         ExitCode::from(3)
     } else if unusable(counts) {
         ExitCode::from(4)
+    } else if crate::checkpoint::FAILED.load(std::sync::atomic::Ordering::Relaxed) > 0 {
+        ExitCode::from(5)
     } else {
         ExitCode::SUCCESS
     }

@@ -53,10 +53,15 @@ pub(super) fn write_detections(
                     out.flush()?;
                     let path = checkpoint.as_deref().expect("checkpoints only with a path");
                     if let Err(e) = write_atomically(path, &bytes) {
-                        crate::say::warning(format_args!(
-                            "cannot write checkpoint {}: {e}",
-                            path.display()
-                        ));
+                        let failed = crate::checkpoint::FAILED.fetch_add(1, Ordering::Relaxed);
+                        if failed == 0 {
+                            crate::say::error(format_args!(
+                                "cannot write checkpoint {}: {e}; the run goes on without \
+                                 checkpoints (the last one written, if any, stays) and will \
+                                 end with exit status 5",
+                                path.display()
+                            ));
+                        }
                     }
                 }
             }
