@@ -7,7 +7,6 @@
 mod reference;
 
 use proptest::prelude::*;
-use proptest::test_runner::RngSeed;
 use proptest::test_runner::TestCaseError;
 
 use reference::against::{compare, run_ccpn, run_ccpn_restarting};
@@ -21,21 +20,7 @@ fn check(family: Family, choices: &[u32], specs: &[EvSpec]) -> Result<(), TestCa
 }
 
 fn config() -> ProptestConfig {
-    ProptestConfig {
-        // PROPTEST_CASES overrides, for longer runs.
-        cases: std::env::var("PROPTEST_CASES")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(256),
-        failure_persistence: None,
-        max_shrink_iters: 4096,
-        // A fixed seed keeps CI repeatable; PROPTEST_RNG_SEED picks another.
-        rng_seed: std::env::var("PROPTEST_RNG_SEED")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .map_or(RngSeed::Fixed(0x00cc_b17e), RngSeed::Fixed),
-        ..ProptestConfig::default()
-    }
+    reference::proptest_config(256, 0x00cc_b17e, 4096)
 }
 
 proptest! {

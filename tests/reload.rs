@@ -12,7 +12,7 @@ use std::collections::BTreeSet;
 
 use ccpn::{Detection, Detector, DetectorOptions, Event, Net as CNet, Timestamp, Value};
 use proptest::prelude::*;
-use proptest::test_runner::{RngSeed, TestCaseError};
+use proptest::test_runner::TestCaseError;
 
 use reference::against::to_event;
 use reference::gen::{self, EvSpec, Family};
@@ -20,19 +20,7 @@ use reference::gen_states::{gen_state_net, state_ev_specs, state_events, StateEv
 use reference::{Ev, Net, Op};
 
 fn config() -> ProptestConfig {
-    ProptestConfig {
-        cases: std::env::var("PROPTEST_CASES")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(192),
-        failure_persistence: None,
-        max_shrink_iters: 2048,
-        rng_seed: std::env::var("PROPTEST_RNG_SEED")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .map_or(RngSeed::Fixed(0x0e10_ad21), RngSeed::Fixed),
-        ..ProptestConfig::default()
-    }
+    reference::proptest_config(192, 0x0e10_ad21, 2048)
 }
 
 fn op_zones(op: &Op) -> Vec<String> {

@@ -11,7 +11,7 @@
 mod reference;
 
 use proptest::prelude::*;
-use proptest::test_runner::{RngSeed, TestCaseError};
+use proptest::test_runner::TestCaseError;
 
 use reference::against::{ccpn_lines, compare_found};
 use reference::gen::Choices;
@@ -19,21 +19,7 @@ use reference::gen_states::{gen_state_net, state_ev_specs, state_events};
 use reference::{Net, Op, Zone};
 
 fn config() -> ProptestConfig {
-    ProptestConfig {
-        // PROPTEST_CASES overrides, for longer runs.
-        cases: std::env::var("PROPTEST_CASES")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(256),
-        failure_persistence: None,
-        max_shrink_iters: 4096,
-        // A fixed seed keeps CI repeatable; PROPTEST_RNG_SEED picks another.
-        rng_seed: std::env::var("PROPTEST_RNG_SEED")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .map_or(RngSeed::Fixed(0x0057_47e5), RngSeed::Fixed),
-        ..ProptestConfig::default()
-    }
+    reference::proptest_config(256, 0x0057_47e5, 4096)
 }
 
 proptest! {

@@ -1983,3 +1983,23 @@ pub fn show_outputs(out: &Output) -> String {
     }
     s
 }
+
+/// The property tests' configuration: `cases` cases (`PROPTEST_CASES` overrides, for
+/// longer runs), no failure files, and a fixed seed (`PROPTEST_RNG_SEED` picks
+/// another) so that CI is repeatable.
+pub fn proptest_config(
+    cases: u32,
+    seed: u64,
+    max_shrink_iters: u32,
+) -> proptest::test_runner::Config {
+    fn env<T: std::str::FromStr>(name: &str) -> Option<T> {
+        std::env::var(name).ok().and_then(|v| v.parse().ok())
+    }
+    proptest::test_runner::Config {
+        cases: env("PROPTEST_CASES").unwrap_or(cases),
+        failure_persistence: None,
+        max_shrink_iters,
+        rng_seed: proptest::test_runner::RngSeed::Fixed(env("PROPTEST_RNG_SEED").unwrap_or(seed)),
+        ..proptest::test_runner::Config::default()
+    }
+}
