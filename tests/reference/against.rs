@@ -1,6 +1,8 @@
 //! Running ccpn itself on a reference net and stream, and comparing what it detects
 //! with the reference: shared by the property tests and the fuzz targets.
 
+use std::collections::BTreeMap;
+
 use ccpn::io::write::JsonLines;
 use ccpn::{Detail, Detection, Detector, DetectorOptions, Event, Timestamp, Value};
 
@@ -240,18 +242,28 @@ pub fn compare_found(net: &Net, events: &[Ev], max: usize) -> Result<bool, Strin
     let Some(expected) = Reference::run_found_bounded(net, events, max) else {
         return Ok(false);
     };
-    let expected = canonical(expected);
-    let got = match run_ccpn_found(net, events) {
-        Ok(g) => canonical(g),
-        Err(e) => {
-            return Err(format!(
-                "{e}\n--- net ---\n{}--- events ---\n{}",
-                net.to_ron(),
-                show_events(events)
-            ))
-        }
-    };
-    if expected == got {
+    let got = run_ccpn_found(net, events).map(canonical);
+    verdict(net, events, &canonical(expected), got, show_findings)
+}
+
+/// Whether ccpn's detections `got` (or why it could not run) are the reference's
+/// `expected`, output by output: `Ok(true)`, or the difference with the net, the
+/// events and both sides shown by `show`.
+fn verdict<T: PartialEq>(
+    net: &Net,
+    events: &[Ev],
+    expected: &BTreeMap<String, T>,
+    got: Result<BTreeMap<String, T>, String>,
+    show: fn(&BTreeMap<String, T>) -> String,
+) -> Result<bool, String> {
+    let got = got.map_err(|e| {
+        format!(
+            "{e}\n--- net ---\n{}--- events ---\n{}",
+            net.to_ron(),
+            show_events(events)
+        )
+    })?;
+    if *expected == got {
         return Ok(true);
     }
     let differ: Vec<&String> = expected
@@ -265,8 +277,8 @@ pub fn compare_found(net: &Net, events: &[Ev], max: usize) -> Result<bool, Strin
         "ccpn and the reference disagree on {differ:?}\n--- net ---\n{}--- events ---\n{}--- reference ---\n{}--- ccpn ---\n{}",
         net.to_ron(),
         show_events(events),
-        show_findings(&expected),
-        show_findings(&got)
+        show(expected),
+        show(&got)
     ))
 }
 
@@ -301,31 +313,5 @@ pub fn compare_bounded(net: &Net, events: &[Ev], max: usize) -> Result<bool, Str
     let Some(expected) = Reference::run_bounded(net, events, max) else {
         return Ok(false);
     };
-    let got = match run_ccpn(net, events) {
-        Ok(g) => g,
-        Err(e) => {
-            return Err(format!(
-                "{e}\n--- net ---\n{}--- events ---\n{}",
-                net.to_ron(),
-                show_events(events)
-            ))
-        }
-    };
-    if expected == got {
-        return Ok(true);
-    }
-    let differ: Vec<&String> = expected
-        .keys()
-        .chain(got.keys())
-        .filter(|k| expected.get(*k) != got.get(*k))
-        .collect::<std::collections::BTreeSet<_>>()
-        .into_iter()
-        .collect();
-    Err(format!(
-        "ccpn and the reference disagree on {differ:?}\n--- net ---\n{}--- events ---\n{}--- reference ---\n{}--- ccpn ---\n{}",
-        net.to_ron(),
-        show_events(events),
-        show_outputs(&expected),
-        show_outputs(&got)
-    ))
+    verdict(net, events, &expected, run_ccpn(net, events), show_outputs)
 }
