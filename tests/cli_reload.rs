@@ -120,15 +120,22 @@ fn reloads(stderr: &[String]) -> u64 {
     v["reloads"].as_u64().unwrap()
 }
 
-#[test]
-fn watch_picks_up_an_edit_and_keeps_the_waiting_tokens() {
+/// A run of `V1` (with `--watch` if `watch`) from a scratch directory, which has
+/// taken a first event of type `kind` by the time it returns (before any edit).
+fn started(watch: bool, kind: &str) -> (tempfile::TempDir, std::path::PathBuf, Run) {
     let dir = tempfile::tempdir().unwrap();
     let net = dir.path().join("net.ron");
     std::fs::write(&net, V1).unwrap();
-    let mut run = Run::start(&net, true);
-    run.send(&event(1, "A", 0));
+    let mut run = Run::start(&net, watch);
+    run.send(&event(1, kind, 0));
     // Let the reader and detector take the line before the edit.
     std::thread::sleep(Duration::from_millis(700));
+    (dir, net, run)
+}
+
+#[test]
+fn watch_picks_up_an_edit_and_keeps_the_waiting_tokens() {
+    let (_dir, net, mut run) = started(true, "A");
     rewrite(&net, V2);
     let said = run.wait_for("net reloaded");
     assert!(said.contains("added 1 (ba)"), "{said}");
@@ -149,12 +156,7 @@ fn watch_picks_up_an_edit_and_keeps_the_waiting_tokens() {
 
 #[test]
 fn a_broken_edit_is_refused_and_the_net_goes_on() {
-    let dir = tempfile::tempdir().unwrap();
-    let net = dir.path().join("net.ron");
-    std::fs::write(&net, V1).unwrap();
-    let mut run = Run::start(&net, true);
-    run.send(&event(1, "A", 0));
-    std::thread::sleep(Duration::from_millis(700));
+    let (_dir, net, mut run) = started(true, "A");
     rewrite(
         &net,
         &V1.replace("\"b\" }", "\"nope\" }")
@@ -173,12 +175,7 @@ fn a_broken_edit_is_refused_and_the_net_goes_on() {
 #[cfg(unix)]
 #[test]
 fn sighup_reloads_on_demand() {
-    let dir = tempfile::tempdir().unwrap();
-    let net = dir.path().join("net.ron");
-    std::fs::write(&net, V1).unwrap();
-    let mut run = Run::start(&net, false);
-    run.send(&event(1, "B", 0));
-    std::thread::sleep(Duration::from_millis(700));
+    let (_dir, net, mut run) = started(false, "B");
     // Without --watch the edit is not looked at until SIGHUP.
     rewrite(&net, V2);
     std::thread::sleep(Duration::from_millis(700));
