@@ -5,7 +5,7 @@
 //! Edges are found near each other through an R*-tree of their boxes, so that a ring
 //! of a million vertices is checked in about n log n; two edges cross when they share
 //! a point and are not neighbours along the ring. Orientation is decided exactly with
-//! the `robust` crate's predicate, as the point-in-polygon test decides it.
+//! the point-in-polygon test's predicate (`planar.rs`, on the `robust` crate).
 
 use geo_types::{Coord, LineString};
 use rstar::primitives::{GeomWithData, Rectangle};
@@ -57,13 +57,7 @@ fn neighbours(i: usize, j: usize, n: usize, pts: &[Coord<f64>]) -> bool {
 
 /// Do the segments `ab` and `cd` share a point?
 fn segments_meet(a: Coord<f64>, b: Coord<f64>, c: Coord<f64>, d: Coord<f64>) -> bool {
-    let o = |p: Coord<f64>, q: Coord<f64>, r: Coord<f64>| {
-        robust::orient2d(
-            robust::Coord { x: p.x, y: p.y },
-            robust::Coord { x: q.x, y: q.y },
-            robust::Coord { x: r.x, y: r.y },
-        )
-    };
+    let o = super::planar::orient_coords;
     let (o1, o2, o3, o4) = (o(a, b, c), o(a, b, d), o(c, d, a), o(c, d, b));
     if ((o1 > 0.0 && o2 < 0.0) || (o1 < 0.0 && o2 > 0.0))
         && ((o3 > 0.0 && o4 < 0.0) || (o3 < 0.0 && o4 > 0.0))

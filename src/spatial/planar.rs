@@ -9,7 +9,7 @@
 //! (`spatial/tests.rs`) compares them with `geo`. Orientation is decided exactly,
 //! with the adaptive-precision predicate of the `robust` crate, as `geo` does.
 
-use geo_types::{LineString, Polygon, Rect};
+use geo_types::{Coord, LineString, Polygon, Rect};
 
 use crate::event::Point;
 
@@ -24,7 +24,13 @@ enum RingPos {
 /// Which side of the line through `a` and `b` `p` lies on: positive to the left,
 /// negative to the right, zero on it — exactly.
 fn orient(a: Point, b: Point, p: Point) -> f64 {
-    let c = |q: Point| robust::Coord { x: q.x, y: q.y };
+    let c = |q: Point| Coord { x: q.x, y: q.y };
+    orient_coords(c(a), c(b), c(p))
+}
+
+/// [`orient`] of `geo-types` coordinates.
+pub(super) fn orient_coords(a: Coord<f64>, b: Coord<f64>, p: Coord<f64>) -> f64 {
+    let c = |q: Coord<f64>| robust::Coord { x: q.x, y: q.y };
     robust::orient2d(c(a), c(b), c(p))
 }
 
