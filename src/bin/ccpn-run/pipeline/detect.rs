@@ -1,7 +1,7 @@
 //! The detector's loop, on the main thread: events in from the reader, detections
 //! out to the writer, a checkpoint when the reader marks one.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
@@ -25,7 +25,7 @@ pub(super) struct Tally {
     /// Events the detector refused as late.
     pub(super) late: u64,
     /// Each output's place in `per_output`, filled as detections come.
-    pub(super) index: HashMap<Arc<str>, usize>,
+    pub(super) index: FxHashMap<Arc<str>, usize>,
     /// Nets reloaded.
     pub(super) reloads: u64,
 }

@@ -14,7 +14,7 @@ mod reload;
 mod report;
 mod writer;
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 use std::io;
 use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
@@ -166,7 +166,7 @@ fn start_or_resume(
                 let tally = Tally {
                     per_output: c.per_output,
                     late: c.late_in_detector,
-                    index: HashMap::new(),
+                    index: FxHashMap::default(),
                     reloads: 0,
                 };
                 Ok((d, tally, Some(c.position)))
@@ -179,7 +179,7 @@ fn start_or_resume(
             Tally {
                 per_output: vec![0; outputs.len()],
                 late: 0,
-                index: HashMap::new(),
+                index: FxHashMap::default(),
                 reloads: 0,
             },
             None,
