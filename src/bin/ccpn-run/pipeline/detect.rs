@@ -11,12 +11,13 @@ use ccpn::{Detection, Detector};
 
 use super::progress::Feedback;
 use super::reader::ToDetector;
+use super::spare::{Fresh, Spares};
 use super::writer::ToWriter;
 use crate::checkpoint::{Checkpoint, Position};
 
 /// The most detections (beyond one event's) the detector gathers before handing them
 /// to the writer: with the channel's depth, what is in flight between the two.
-const FLUSH_DETECTIONS: usize = 4096;
+pub(super) const FLUSH_DETECTIONS: usize = 4096;
 
 /// What the detector's loop counts besides the detector's own statistics.
 pub(super) struct Tally {
@@ -58,24 +59,26 @@ pub(super) fn detect(
     detector: &mut Detector,
     tally: &mut Tally,
     outputs: &mut Vec<String>,
-    events: Receiver<ToDetector>,
-    detections: Sender<ToWriter>,
+    (events, spares): (Receiver<ToDetector>, &Spares<ccpn::Event>),
+    (detections, fresh): (Sender<ToWriter>, &Fresh<Detection>),
     stop: &AtomicBool,
     feedback: &mut Feedback<'_>,
 ) {
     let max_tokens = detector.options().max_tokens;
     let mut warned_evictions = false;
     let mut finish = true;
+    // Kept from batch to batch until it is sent, so a batch without detections
+    // allocates nothing.
+    let mut found = fresh.take();
     for msg in events.iter() {
         if stop.load(Ordering::Relaxed) {
             // The writer has gone (a closed stdout): nothing more is wanted.
             break;
         }
         let sent = match msg {
-            ToDetector::Events(batch) => {
-                let mut found = Vec::new();
+            ToDetector::Events(mut batch) => {
                 let mut sent = true;
-                for ev in batch {
+                for ev in batch.drain(..) {
                     if detector.push_into(ev, &mut found).is_err() {
                         tally.late += 1;
                     }
@@ -84,20 +87,24 @@ pub(super) fn detect(
                     // detector back (not a whole batch's worth in memory per message).
                     if found.len() >= FLUSH_DETECTIONS {
                         tally.count(outputs, &found);
-                        sent = detections.send(ToWriter::Detections(found)).is_ok();
-                        found = Vec::new();
+                        let batch = std::mem::replace(&mut found, fresh.take());
+                        sent = detections.send(ToWriter::Detections(batch)).is_ok();
                         if !sent {
                             break;
                         }
                     }
                 }
+                spares.give(batch);
                 if !warned_evictions && detector.stats().evicted > 0 {
                     warned_evictions = true;
                     crate::say::warning(format_args!("--max-tokens {max_tokens} reached: the oldest waiting tokens are being evicted, and new key values of states turned away"));
                 }
                 tally.count(outputs, &found);
                 feedback.after_batch(detector, tally);
-                sent && (found.is_empty() || detections.send(ToWriter::Detections(found)).is_ok())
+                sent && (found.is_empty() || {
+                    let batch = std::mem::replace(&mut found, fresh.take());
+                    detections.send(ToWriter::Detections(batch)).is_ok()
+                })
             }
             ToDetector::Advance(to) => {
                 let found = detector.advance_to(to);

@@ -12,6 +12,7 @@ mod progress;
 mod reader;
 mod reload;
 mod report;
+mod spare;
 mod writer;
 
 use rustc_hash::FxHashMap;
@@ -62,7 +63,10 @@ pub(crate) fn run(args: &Args, net: Net) -> io::Result<ExitCode> {
     }
     let stop = Arc::new(AtomicBool::new(false));
     let (ev_tx, ev_rx) = bounded::<ToDetector>(DEPTH);
+    let (ev_spares, ev_fresh) = spare::pool(DEPTH + 2, BATCH);
     let (det_tx, det_rx) = bounded::<ToWriter>(DEPTH);
+    // Room for every vector in flight: the channel's, the writer's and the detector's.
+    let (det_spares, det_fresh) = spare::pool(DEPTH + 2, detect::FLUSH_DETECTIONS);
     let live = Arc::new(progress::Live::default());
     // The reload thread ends when the reader does (it closes `done`).
     let (done, reader_done) = bounded::<()>(0);
@@ -72,6 +76,7 @@ pub(crate) fn run(args: &Args, net: Net) -> io::Result<ExitCode> {
         let late_file = open_late_file(args, resume.is_some())?;
         let mut cfg = ReaderConfig::new(args, &net);
         cfg.live = Arc::clone(&live);
+        cfg.batches = ev_fresh;
         let stop = stop.clone();
         thread::Builder::new()
             .name("reader".into())
@@ -86,15 +91,17 @@ pub(crate) fn run(args: &Args, net: Net) -> io::Result<ExitCode> {
         let (space, output, checkpoint) = (net.space(), args.output, args.checkpoint.clone());
         thread::Builder::new()
             .name("writer".into())
-            .spawn(move || write_detections(det_rx, space, output, checkpoint, &stop))?
+            .spawn(move || {
+                write_detections(det_rx, &det_spares, space, output, checkpoint, &stop)
+            })?
     };
     let mut feedback = progress::Feedback::new(&live, args.stats_every, !args.quiet);
     detect(
         &mut detector,
         &mut tally,
         &mut outputs,
-        ev_rx,
-        det_tx,
+        (ev_rx, &ev_spares),
+        (det_tx, &det_fresh),
         &stop,
         &mut feedback,
     );

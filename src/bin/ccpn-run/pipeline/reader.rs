@@ -20,6 +20,7 @@ use ccpn::{Event, Net, Space, Timestamp};
 
 use super::progress::Live;
 use super::report::{LateFile, Reports};
+use super::spare::Fresh;
 use super::{BATCH, DEPTH};
 use crate::args::{Args, FormatArg};
 use crate::checkpoint::Position;
@@ -80,6 +81,8 @@ pub(crate) struct ReaderConfig {
     pub(crate) input_name: String,
     /// Where the counts are published for the progress line and `--stats-every`.
     pub(crate) live: Arc<Live>,
+    /// Where batches' vectors come from: emptied ones handed back by the detector.
+    pub(crate) batches: Fresh<Event>,
 }
 
 impl ReaderConfig {
@@ -106,6 +109,7 @@ impl ReaderConfig {
             },
             heartbeat: args.heartbeat(),
             live: Arc::new(Live::default()),
+            batches: Fresh::unpooled(BATCH),
         }
     }
 
@@ -173,7 +177,7 @@ pub(crate) fn read_events(
     let mut r = Reader {
         reports: Reports::new(cfg.strict, late_file),
         reorder: Reorder::new(cfg.max_delay).with_cap(cfg.max_held),
-        batch: Vec::with_capacity(BATCH),
+        batch: cfg.batches.take(),
         tx,
         cfg,
     };
@@ -456,7 +460,7 @@ impl Reader {
         if self.batch.is_empty() {
             return true;
         }
-        let batch = std::mem::replace(&mut self.batch, Vec::with_capacity(BATCH));
+        let batch = std::mem::replace(&mut self.batch, self.cfg.batches.take());
         let c = &self.reports.counts;
         self.cfg.live.set(c.read, c.rejected, c.late);
         self.tx.send(ToDetector::Events(batch)).is_ok()

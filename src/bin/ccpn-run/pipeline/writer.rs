@@ -10,6 +10,7 @@ use crossbeam_channel::Receiver;
 use ccpn::io::write::{GeoJson, JsonLines};
 use ccpn::Detection;
 
+use super::spare::Spares;
 use crate::args::OutputArg;
 use crate::checkpoint::write_atomically;
 
@@ -24,6 +25,7 @@ pub(super) enum ToWriter {
 /// each checkpoint once the detections before it are out.
 pub(super) fn write_detections(
     rx: Receiver<ToWriter>,
+    spares: &Spares<Detection>,
     space: ccpn::Space,
     output: OutputArg,
     checkpoint: Option<PathBuf>,
@@ -33,16 +35,27 @@ pub(super) fn write_detections(
     let mut out = BufWriter::with_capacity(1 << 16, stdout.lock());
     let lines = JsonLines::new(space);
     let mut geo = GeoJson::new();
+    // A batch's lines, formatted here and written at once.
+    let mut text = Vec::with_capacity(1 << 16);
     let result = (|| {
         for msg in rx.iter() {
             match msg {
                 ToWriter::Detections(batch) => {
-                    for d in &batch {
-                        match output {
-                            OutputArg::Jsonl => lines.write(&mut out, d)?,
-                            OutputArg::Geojson => geo.write(&mut out, d)?,
+                    match output {
+                        OutputArg::Jsonl => {
+                            text.clear();
+                            for d in &batch {
+                                lines.append(&mut text, d);
+                            }
+                            out.write_all(&text)?;
+                        }
+                        OutputArg::Geojson => {
+                            for d in &batch {
+                                geo.write(&mut out, d)?;
+                            }
                         }
                     }
+                    spares.give(batch);
                     // Nothing more to write for now: a live consumer sees the
                     // detections when they are made.
                     if rx.is_empty() {

@@ -3,11 +3,12 @@
 
 use std::io::{self, Write};
 
-use serde::ser::{SerializeMap, Serializer};
-
 use crate::event::Space;
-use crate::event::Value;
-use crate::runtime::{Detail, Detection, Phase};
+use crate::runtime::Detection;
+
+mod format;
+
+use format::{Object, Sink, Sorted};
 
 /// Writes detections one JSON object per line, with location fields named for `space`.
 ///
@@ -35,16 +36,52 @@ impl JsonLines {
         JsonLines { space }
     }
 
+    /// The keys of the location's fields.
+    fn location(&self) -> (&'static str, &'static str) {
+        match self.space {
+            Space::Planar => (r#""x":"#, r#""y":"#),
+            Space::Wgs84 => (r#""lon":"#, r#""lat":"#),
+        }
+    }
+
     /// Writes one detection and a newline.
     ///
     /// # Errors
     ///
     /// Any error of `w`.
     pub fn write(&self, w: &mut impl Write, d: &Detection) -> io::Result<()> {
-        let mut ser = serde_json::Serializer::new(&mut *w);
-        // `io::Error::from` keeps the kind of a write error (a closed pipe stays one).
-        self.serialize(&mut ser, d).map_err(io::Error::from)?;
-        w.write_all(b"\n")
+        let mut line = Vec::with_capacity(160);
+        self.append(&mut line, d);
+        w.write_all(&line)
+    }
+
+    /// Appends one detection's line, newline included, to `buf`: for a writer that
+    /// gathers a batch of lines and writes them at once.
+    ///
+    /// ```
+    /// use ccpn::io::write::JsonLines;
+    /// use ccpn::{Detector, Event, Net, Space, Timestamp};
+    ///
+    /// let net = Net::from_ron("n.ron", r#"Net(events: {"a": Atomic(type: "A")}, outputs: ["a"])"#)?;
+    /// let mut d = Detector::new(&net);
+    /// let t = |s| Timestamp::from_secs_f64(s).unwrap();
+    /// let mut found = d.push(Event::new(1, "A", t(1.0)))?;
+    /// found.extend(d.push(Event::new(2, "A", t(2.0)))?);
+    /// let mut buf = Vec::new();
+    /// for det in &found {
+    ///     JsonLines::new(Space::Planar).append(&mut buf, det);
+    /// }
+    /// assert_eq!(String::from_utf8(buf)?.lines().count(), 2);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn append(&self, buf: &mut Vec<u8>, d: &Detection) {
+        buf.reserve(256);
+        let mut line = Object::new(buf);
+        format::head(&mut line, d, self.location());
+        format::seq(&mut line, d.seq);
+        format::tail(&mut line, d);
+        line.close();
+        buf.push(b'\n');
     }
 
     /// The detection's line with its `seq` left to fill in: for a run whose
@@ -64,37 +101,17 @@ impl JsonLines {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn unnumbered(&self, d: &Detection) -> Unnumbered {
-        let location = Some(self.space.axis_names());
         let mut text = Vec::with_capacity(160);
-        let part = |text: &mut Vec<u8>, part| {
-            let fields = Fields { d, location, part };
-            // Writing to memory fails only for maps with non-string keys.
-            let _ = serde::Serialize::serialize(&fields, &mut serde_json::Serializer::new(text));
-        };
-        // `{head}` + `{tail}` becomes `{head,"seq":` + `,tail}`.
-        part(&mut text, Part::Head);
-        text.pop();
-        text.extend_from_slice(b",\"seq\":");
-        let cut = text.len();
-        part(&mut text, Part::Tail);
-        if let Some(brace) = text.get_mut(cut) {
-            *brace = b',';
-        }
+        let mut line = Object::new(&mut text);
+        format::head(&mut line, d, self.location());
+        line.field(r#""seq":"#);
+        let cut = line.buf.len();
+        format::tail(&mut line, d);
+        line.close();
         Unnumbered {
             text: String::from_utf8(text).unwrap_or_default(),
             cut,
         }
-    }
-
-    fn serialize<S: Serializer>(&self, s: S, d: &Detection) -> Result<S::Ok, S::Error> {
-        serde::Serialize::serialize(
-            &Fields {
-                d,
-                location: Some(self.space.axis_names()),
-                part: Part::All,
-            },
-            s,
-        )
     }
 }
 
@@ -119,83 +136,6 @@ impl Unnumbered {
         w.write_all(itoa::Buffer::new().format(seq).as_bytes())?;
         w.write_all(tail)?;
         w.write_all(b"\n")
-    }
-}
-
-/// A detection's fields as a JSON object; with `location`, its location under those
-/// two names.
-struct Fields<'a> {
-    d: &'a Detection,
-    location: Option<(&'static str, &'static str)>,
-    part: Part,
-}
-
-/// Which of a detection's fields to write.
-#[derive(Clone, Copy, PartialEq)]
-enum Part {
-    All,
-    /// Those before `seq`.
-    Head,
-    /// Those after `seq`.
-    Tail,
-}
-
-impl serde::Serialize for Fields<'_> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let d = self.d;
-        let mut m = s.serialize_map(None)?;
-        if self.part != Part::Tail {
-            m.serialize_entry("event", &*d.event)?;
-            match &d.time_text {
-                Some(t) => m.serialize_entry("time", &**t)?,
-                None => m.serialize_entry("time", &d.time.as_secs_f64())?,
-            }
-            if let (Some(p), Some((xn, yn))) = (d.location, self.location) {
-                m.serialize_entry(xn, &p.x)?;
-                m.serialize_entry(yn, &p.y)?;
-            }
-            m.serialize_entry("ids", &Ids(d))?;
-        }
-        match self.part {
-            Part::All => m.serialize_entry("seq", &d.seq)?,
-            Part::Head => return m.end(),
-            Part::Tail => {}
-        }
-        match (&d.time_text, d.members().next(), &d.detail) {
-            (_, _, Detail::Transition { start_text, .. }) => match start_text {
-                Some(t) => m.serialize_entry("start", &**t)?,
-                None => m.serialize_entry("start", &d.start.as_secs_f64())?,
-            },
-            (Some(_), Some(first), _) if first.time == d.start && first.time_text.is_some() => {
-                m.serialize_entry("start", first.time_text.as_deref().unwrap_or_default())?
-            }
-            (Some(_), _, _) => m.serialize_entry("start", &d.start.to_rfc3339())?,
-            (None, _, _) => m.serialize_entry("start", &d.start.as_secs_f64())?,
-        }
-        match &d.detail {
-            Detail::None => {}
-            Detail::Zone(z) => m.serialize_entry("zone", &**z)?,
-            Detail::Distance(x) => m.serialize_entry("distance", x)?,
-            Detail::Ticks(n) => m.serialize_entry("ticks", n)?,
-            Detail::Transition { phase, key, .. } => {
-                match phase {
-                    Phase::Start => m.serialize_entry("phase", "start")?,
-                    Phase::End => {
-                        m.serialize_entry("phase", "end")?;
-                        m.serialize_entry("duration", &(d.time.since(d.start) as f64 / 1e6))?;
-                    }
-                }
-                match &key[..] {
-                    [] => {}
-                    [one] => m.serialize_entry("key", &Plain(one))?,
-                    pair => {
-                        let pair: Vec<Plain<'_>> = pair.iter().map(Plain).collect();
-                        m.serialize_entry("key", &pair)?
-                    }
-                }
-            }
-        }
-        m.end()
     }
 }
 
@@ -244,12 +184,18 @@ impl GeoJson {
             b"{\"type\":\"FeatureCollection\",\"features\":[\n"
         })?;
         self.started = true;
-        let feature = serde_json::json!({
-            "type": "Feature",
-            "geometry": geometry(d),
-            "properties": Fields { d, location: Some(("lon", "lat")), part: Part::All },
-        });
-        serde_json::to_writer(&mut *w, &feature).map_err(io::Error::from)
+        // Keys in order, as a `serde_json` map writes them.
+        let mut feature = Vec::with_capacity(400);
+        feature.extend_from_slice(b"{\"geometry\":");
+        serde_json::to_writer(&mut feature, &geometry(d)).map_err(io::Error::from)?;
+        feature.extend_from_slice(b",\"properties\":");
+        let mut properties = Sorted::default();
+        format::head(&mut properties, d, (r#""lon":"#, r#""lat":"#));
+        format::seq(&mut properties, d.seq);
+        format::tail(&mut properties, d);
+        properties.write_to(&mut feature);
+        feature.extend_from_slice(b",\"type\":\"Feature\"}");
+        w.write_all(&feature)
     }
 
     /// Closes the collection (an empty one if nothing was written).
@@ -281,32 +227,6 @@ fn geometry(d: &Detection) -> serde_json::Value {
         return point;
     }
     serde_json::json!({"type": "MultiPoint", "coordinates": members})
-}
-
-struct Ids<'a>(&'a Detection);
-
-impl serde::Serialize for Ids<'_> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_seq(self.0.ids())
-    }
-}
-
-/// An attribute value as plain JSON: a number, a string or a boolean.
-struct Plain<'a>(&'a Value);
-
-impl serde::Serialize for Plain<'_> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        match self.0 {
-            // A whole number (an MMSI, a track number) is written as one: `367000140`,
-            // not `367000140.0`.
-            Value::Num(n) if n.fract() == 0.0 && n.abs() < 9_007_199_254_740_992.0 => {
-                s.serialize_i64(*n as i64)
-            }
-            Value::Num(n) => s.serialize_f64(*n),
-            Value::Str(t) => s.serialize_str(t),
-            Value::Bool(b) => s.serialize_bool(*b),
-        }
-    }
 }
 
 #[cfg(test)]

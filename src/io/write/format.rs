@@ -1,0 +1,303 @@
+//! A detection's JSON Lines object, formatted straight into a byte buffer: numbers with
+//! `itoa` and `zmij` (the shortest text that reads back as the same `f64`, as
+//! `serde_json` writes them), strings escaped by `serde_json`, and event times, the
+//! numbers every line has, from their whole microseconds.
+
+use serde::Serializer;
+
+use crate::event::{Id, Timestamp, Value};
+use crate::runtime::{Detail, Detection, Phase};
+
+/// A field's key as written: `"name":`.
+macro_rules! key {
+    ($name:literal) => {
+        concat!("\"", $name, "\":")
+    };
+}
+
+/// Where a detection's fields go, one at a time: [`Sink::field`] gives the buffer its
+/// value is to be written to.
+pub(super) trait Sink {
+    /// Starts the field of `key` (`"name":`, see `key!`); its value follows in the
+    /// buffer returned.
+    fn field(&mut self, key: &'static str) -> &mut Vec<u8>;
+}
+
+/// Fields written in the order they come, as one JSON object: `{` before the first,
+/// commas between them, and `}` at [`Object::close`].
+pub(super) struct Object<'a> {
+    pub(super) buf: &'a mut Vec<u8>,
+    open: bool,
+}
+
+impl<'a> Object<'a> {
+    pub(super) fn new(buf: &'a mut Vec<u8>) -> Object<'a> {
+        Object { buf, open: false }
+    }
+
+    pub(super) fn close(self) {
+        self.buf
+            .extend_from_slice(if self.open { b"}" } else { b"{}" });
+    }
+}
+
+impl Sink for Object<'_> {
+    fn field(&mut self, key: &'static str) -> &mut Vec<u8> {
+        self.buf.push(if self.open { b',' } else { b'{' });
+        self.open = true;
+        self.buf.extend_from_slice(key.as_bytes());
+        self.buf
+    }
+}
+
+/// Fields gathered, then written as one JSON object with its keys in order (as a
+/// `serde_json` map writes them): GeoJSON's properties.
+#[derive(Default)]
+pub(super) struct Sorted {
+    values: Vec<u8>,
+    /// Each field's key and where its value starts in `values`. No name is the
+    /// start of another, so keys sort as their names do.
+    fields: Vec<(&'static str, usize)>,
+}
+
+impl Sorted {
+    /// Writes the gathered fields to `buf` and forgets them.
+    pub(super) fn write_to(&mut self, buf: &mut Vec<u8>) {
+        let mut ranges: Vec<(&str, usize, usize)> = Vec::with_capacity(self.fields.len());
+        for (i, &(name, start)) in self.fields.iter().enumerate() {
+            let end = self
+                .fields
+                .get(i + 1)
+                .map_or(self.values.len(), |&(_, s)| s);
+            ranges.push((name, start, end));
+        }
+        ranges.sort_by_key(|&(key, _, _)| key);
+        let mut out = Object::new(buf);
+        for (key, start, end) in ranges {
+            out.field(key).extend_from_slice(&self.values[start..end]);
+        }
+        out.close();
+        self.values.clear();
+        self.fields.clear();
+    }
+}
+
+impl Sink for Sorted {
+    fn field(&mut self, key: &'static str) -> &mut Vec<u8> {
+        self.fields.push((key, self.values.len()));
+        &mut self.values
+    }
+}
+
+/// Writes `event`, `time`, the location under `location`'s two keys (`"x":`,
+/// `"y":`), and `ids`: the fields before `seq`.
+pub(super) fn head(out: &mut impl Sink, d: &Detection, location: (&'static str, &'static str)) {
+    string(out.field(key!("event")), &d.event);
+    let buf = out.field(key!("time"));
+    match &d.time_text {
+        Some(t) => string(buf, t),
+        None => time(buf, d.time),
+    }
+    if let Some(p) = d.location {
+        float(out.field(location.0), p.x);
+        float(out.field(location.1), p.y);
+    }
+    let buf = out.field(key!("ids"));
+    buf.push(b'[');
+    for (i, id) in d.ids().enumerate() {
+        if i > 0 {
+            buf.push(b',');
+        }
+        match id {
+            Id::Int(v) => buf.extend_from_slice(itoa::Buffer::new().format(*v).as_bytes()),
+            Id::UInt(v) => buf.extend_from_slice(itoa::Buffer::new().format(*v).as_bytes()),
+            Id::Str(v) => string(buf, v),
+        }
+    }
+    buf.push(b']');
+}
+
+/// Writes `seq`.
+pub(super) fn seq(out: &mut impl Sink, seq: u64) {
+    out.field(key!("seq"))
+        .extend_from_slice(itoa::Buffer::new().format(seq).as_bytes());
+}
+
+/// Writes `start` and the operator's own fields: those after `seq`.
+pub(super) fn tail(out: &mut impl Sink, d: &Detection) {
+    let buf = out.field(key!("start"));
+    match (&d.time_text, d.members().next(), &d.detail) {
+        (_, _, Detail::Transition { start_text, .. }) => match start_text {
+            Some(t) => string(buf, t),
+            None => time(buf, d.start),
+        },
+        (Some(_), Some(first), _) if first.time == d.start && first.time_text.is_some() => {
+            string(buf, first.time_text.as_deref().unwrap_or_default())
+        }
+        (Some(_), _, _) => string(buf, &d.start.to_rfc3339()),
+        (None, _, _) => time(buf, d.start),
+    }
+    match &d.detail {
+        Detail::None => {}
+        Detail::Zone(z) => string(out.field(key!("zone")), z),
+        Detail::Distance(x) => float(out.field(key!("distance")), *x),
+        Detail::Ticks(n) => out
+            .field(key!("ticks"))
+            .extend_from_slice(itoa::Buffer::new().format(*n).as_bytes()),
+        Detail::Transition { phase, key, .. } => {
+            match phase {
+                Phase::Start => string(out.field(key!("phase")), "start"),
+                Phase::End => {
+                    string(out.field(key!("phase")), "end");
+                    float(
+                        out.field(key!("duration")),
+                        d.time.since(d.start) as f64 / 1e6,
+                    );
+                }
+            }
+            match &key[..] {
+                [] => {}
+                [one] => plain(out.field(key!("key")), one),
+                pair => {
+                    let buf = out.field(key!("key"));
+                    buf.push(b'[');
+                    for (i, v) in pair.iter().enumerate() {
+                        if i > 0 {
+                            buf.push(b',');
+                        }
+                        plain(buf, v);
+                    }
+                    buf.push(b']');
+                }
+            }
+        }
+    }
+}
+
+/// Writes `s` as a JSON string, escaped as `serde_json` escapes it.
+fn string(buf: &mut Vec<u8>, s: &str) {
+    // Writing to memory cannot fail.
+    let _ = serde_json::Serializer::new(&mut *buf).serialize_str(s);
+}
+
+/// Writes `x` as `serde_json` writes an `f64`: `null` if it is not finite.
+pub(super) fn float(buf: &mut Vec<u8>, x: f64) {
+    if x.is_finite() {
+        buf.extend_from_slice(zmij::Buffer::new().format_finite(x).as_bytes());
+    } else {
+        buf.extend_from_slice(b"null");
+    }
+}
+
+/// Whole seconds below which an instant's `f64` seconds, written shortest, are its
+/// decimal microseconds without trailing zeros. Below 2³³ s one `f64` step is under
+/// a microsecond, so the decimal reads back as that `f64` and no shorter decimal does
+/// (any other is a microsecond or more away); below 2³² s (the year 2106) with room
+/// to spare, and well short of where `zmij` writes an exponent.
+const PLAIN_BELOW_SECS: i64 = 1 << 32;
+
+/// Writes `t` in seconds, exactly as [`float`] writes `t.as_secs_f64()`, without
+/// the float: whole seconds, a point, the microseconds without trailing zeros (at
+/// least one digit).
+pub(super) fn time(buf: &mut Vec<u8>, t: Timestamp) {
+    let micros = t.micros();
+    let (secs, frac) = (micros / 1_000_000, micros % 1_000_000);
+    if !(1..PLAIN_BELOW_SECS).contains(&secs) {
+        return float(buf, t.as_secs_f64());
+    }
+    buf.extend_from_slice(itoa::Buffer::new().format(secs).as_bytes());
+    buf.push(b'.');
+    if frac == 0 {
+        buf.push(b'0');
+        return;
+    }
+    // The six digits of the microseconds without their trailing zeros: `digits` of
+    // them, `f` without the zeros, written after its leading zeros.
+    let (mut f, mut digits) = (frac, 6);
+    while f % 10 == 0 {
+        f /= 10;
+        digits -= 1;
+    }
+    let mut itoa = itoa::Buffer::new();
+    let text = itoa.format(f).as_bytes();
+    buf.extend_from_slice(&b"00000"[..digits - text.len()]);
+    buf.extend_from_slice(text);
+}
+
+/// An attribute value as plain JSON: a number, a string or a boolean. A whole number
+/// (an MMSI, a track number) is written as one: `367000140`, not `367000140.0`.
+fn plain(buf: &mut Vec<u8>, v: &Value) {
+    match v {
+        Value::Num(n) if n.fract() == 0.0 && n.abs() < 9_007_199_254_740_992.0 => {
+            buf.extend_from_slice(itoa::Buffer::new().format(*n as i64).as_bytes())
+        }
+        Value::Num(n) => float(buf, *n),
+        Value::Str(t) => string(buf, t),
+        Value::Bool(b) => buf.extend_from_slice(if *b { b"true" } else { b"false" }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn via_float(micros: i64) -> String {
+        let mut b = Vec::new();
+        float(
+            &mut b,
+            Timestamp::from_micros(micros).unwrap().as_secs_f64(),
+        );
+        String::from_utf8(b).unwrap()
+    }
+
+    fn via_time(micros: i64) -> String {
+        let mut b = Vec::new();
+        time(&mut b, Timestamp::from_micros(micros).unwrap());
+        String::from_utf8(b).unwrap()
+    }
+
+    #[test]
+    fn times_at_the_edges_of_the_plain_range_are_written_as_their_floats() {
+        let s = 1_000_000;
+        for micros in [
+            0,
+            1,
+            999_999,
+            s,
+            s + 1,
+            s + 100_000,
+            1_767_225_707_730_000,
+            PLAIN_BELOW_SECS * s - 1,
+            PLAIN_BELOW_SECS * s,
+            PLAIN_BELOW_SECS * s + 1,
+            (1 << 33) * s + 1,
+            (1 << 33) * s + 3,
+            (1 << 34) * s + 1,
+            (1 << 34) * s + 7,
+            253_402_300_799_999_999,
+            -1,
+            -s,
+            -1_767_225_707_730_001,
+        ] {
+            assert_eq!(via_time(micros), via_float(micros), "{micros} µs");
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 20_000, ..ProptestConfig::default() })]
+        #[test]
+        fn a_time_is_written_as_its_float(
+            micros in prop_oneof![
+                0i64..10_000_000,
+                1_000_000i64..PLAIN_BELOW_SECS * 1_000_000 + 10_000_000,
+                1_600_000_000_000_000i64..1_900_000_000_000_000,
+                (0i64..4_294_967_296).prop_map(|s| s * 1_000_000),
+                (0i64..4_294_967_296).prop_map(|s| s * 1_000_000 + 500_000),
+                -10_000_000_000i64..0,
+            ]
+        ) {
+            prop_assert_eq!(via_time(micros), via_float(micros));
+        }
+    }
+}
