@@ -28,7 +28,12 @@ fn closed(after: usize) -> String {
 }
 
 fn silent(after: usize, waited: Duration) -> String {
-    let waited = Duration::from_millis(waited.as_millis() as u64);
+    // Whole seconds for a deadline's wait, milliseconds under a second.
+    let waited = if waited >= Duration::from_secs(1) {
+        Duration::from_secs(waited.as_secs_f64().round() as u64)
+    } else {
+        Duration::from_millis(waited.as_millis() as u64)
+    };
     match after {
         0 => format!("it said nothing for {waited:?}"),
         n => format!("it sent {n} bytes, then nothing for {waited:?}"),
