@@ -9,12 +9,19 @@
 //! - `detector`: random nets and streams (decoded from the bytes) through the
 //!   detector, compared with the brute-force reference of `tests/reference`, and
 //!   with a detector restored from its snapshot every few events.
+//! - `cluster_handshake`: any bytes as what a stranger sends a cluster process
+//!   (`ccpn-run`'s handshake decoding, included from its source: it is no part of
+//!   the library): no panic, and what decodes encodes back to the same bytes.
 
 #![allow(dead_code)] // each fuzz target uses one of the functions
 
 #[path = "../tests/reference/mod.rs"]
 #[allow(dead_code, unreachable_pub, missing_docs, clippy::all)]
 mod reference;
+
+#[path = "../src/bin/ccpn-run/dataflow/cluster/handshake.rs"]
+#[allow(dead_code, unreachable_pub, missing_docs, clippy::all)]
+mod handshake;
 
 use ccpn::io::read::{is_blank, Format, LineParser, Lines};
 use ccpn::{Detector, Event, Net, Space, Timestamp};
@@ -174,5 +181,35 @@ fn spec(b: &[u8]) -> EvSpec {
         },
         flag: (b[3] / 11 % 10 < 7).then_some(b[4] & 1 == 1),
         ship: (b[4] / 11 % 20 < 17).then_some(b[0] % 3),
+    }
+}
+
+/// Any bytes as what a stranger sends: decoded as the accepting process reads them
+/// (the prefix, then a whole hello, then a verdict byte).
+pub(crate) fn cluster_handshake(data: &[u8]) {
+    use handshake::{check_prefix, Hello, Malformed, Verdict, HELLO_LEN, PREFIX_LEN};
+    let said = |e: Malformed| assert!(!e.to_string().is_empty(), "a refusal says why");
+    let prefix_ok = data.get(..PREFIX_LEN).map(check_prefix);
+    match Hello::decode(data) {
+        Ok(h) => {
+            assert_eq!(&h.encode()[..], data, "one encoding of a hello");
+            assert!(h.from < h.processes && h.from != h.to, "{h:?}");
+            assert_eq!(prefix_ok, Some(Ok(())));
+        }
+        Err(e) => said(e),
+    }
+    if let Some(first) = data.get(..HELLO_LEN) {
+        match (Hello::decode(first), prefix_ok) {
+            (Ok(h), _) => assert_eq!(Hello::decode(&h.encode()), Ok(h)),
+            (Err(Malformed::Length { .. }), _) => panic!("a whole hello's length"),
+            (Err(e), Some(Err(p))) => assert_eq!(e, p, "the prefix is read first"),
+            (Err(e), _) => said(e),
+        }
+    }
+    if let Some(&b) = data.get(HELLO_LEN) {
+        match Verdict::decode(b) {
+            Ok(v) => assert_eq!(v.byte(), b),
+            Err(e) => said(e),
+        }
     }
 }

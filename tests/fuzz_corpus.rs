@@ -41,3 +41,8 @@ fn event_reader_corpus() {
 fn detector_corpus() {
     replay("detector", harness::detector);
 }
+
+#[test]
+fn cluster_handshake_corpus() {
+    replay("cluster_handshake", harness::cluster_handshake);
+}

@@ -133,6 +133,13 @@ pub(crate) struct Args {
     #[arg(long, value_name = "SECONDS", default_value_t = 60)]
     pub(crate) connect_timeout: u64,
 
+    /// The cluster's shared secret, in FILE: every process of a cluster needs the
+    /// same (at least 16 bytes; trailing whitespace is not part of it). Without this
+    /// flag, the environment variable CCPN_CLUSTER_SECRET holds it. Required when the
+    /// host file names another machine; see docs/scale-out.md.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) cluster_secret_file: Option<PathBuf>,
+
     /// Partitions the detecting is split into when run on workers (many more than
     /// workers keeps them balanced; the same number gives the same detections in the
     /// same order whatever the number of workers).
@@ -220,11 +227,16 @@ impl Args {
                     self.processes - 1
                 ));
             }
-        } else if self.process.is_some() || self.hostfile.is_some() {
+        } else if self.process.is_some()
+            || self.hostfile.is_some()
+            || self.cluster_secret_file.is_some()
+        {
             let flag = if self.process.is_some() {
                 "--process"
-            } else {
+            } else if self.hostfile.is_some() {
                 "--hostfile"
+            } else {
+                "--cluster-secret-file"
             };
             return Err(format!(
                 "{flag} is for a cluster: it needs --processes P (more than 1)"

@@ -79,7 +79,19 @@ pub(crate) fn run(args: &Args, net: Net) -> io::Result<ExitCode> {
     let started = Instant::now();
     fail_loudly();
     let partitioner = Partitioner::new(&net, args.partitions);
-    let communication = communication(args, &cluster::greeting(&net, partitioner.partitions()))?;
+    let terms = cluster::Terms {
+        net: &net,
+        partitions: partitioner.partitions(),
+        timeout: Duration::from_secs(args.connect_timeout),
+        secret_file: args.cluster_secret_file.as_deref(),
+    };
+    let communication = match communication(args, &terms) {
+        Ok(c) => c,
+        Err(e) => {
+            crate::say::error(&e);
+            return Ok(e.status());
+        }
+    };
     let options = partitioner.partition_options(DetectorOptions {
         max_tokens: args.max_tokens,
         max_sets: args.max_sets,
@@ -221,8 +233,8 @@ fn fail_loudly() {
 /// `--hostfile` (connecting to the other processes of a cluster).
 fn communication(
     args: &Args,
-    greeting: &cluster::Greeting,
-) -> io::Result<(Vec<AllocatorBuilder>, Box<dyn std::any::Any + Send>)> {
+    terms: &cluster::Terms<'_>,
+) -> Result<(Vec<AllocatorBuilder>, Box<dyn std::any::Any + Send>), cluster::StartError> {
     let threads = args.workers.unwrap_or(1) as usize;
     if args.processes <= 1 {
         let config = if threads > 1 {
@@ -232,13 +244,14 @@ fn communication(
         };
         return config
             .try_build()
-            .map_err(|e| io::Error::other(format!("cannot start the workers: {e}")));
+            .map_err(|e| io::Error::other(format!("cannot start the workers: {e}")).into());
     }
     let processes = args.processes as usize;
     let Some(path) = &args.hostfile else {
         return Err(io::Error::other(
             "--processes needs --hostfile (-H): the processes' addresses",
-        ));
+        )
+        .into());
     };
     let addresses = read_hostfile(path)?;
     if addresses.len() < processes {
@@ -246,14 +259,14 @@ fn communication(
             "{} names {} processes, not the {processes} of --processes",
             path.display(),
             addresses.len()
-        )));
+        ))
+        .into());
     }
     cluster::allocators(
         &addresses[..processes],
         args.process_index() as usize,
         threads,
-        Duration::from_secs(args.connect_timeout),
-        greeting,
+        terms,
     )
 }
 
