@@ -68,7 +68,7 @@ pub use event::{Event, Id, Point, Space, TimeError, Timestamp, Value};
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]
 struct ReadmeExample;
-pub use model::{parse_duration, NetError, Problem};
+pub use model::{parse_duration, NetError, NetSource, Problem};
 pub use net::Net;
 pub use runtime::{
     Detail, Detection, Detector, DetectorOptions, Phase, PushError, ReloadError, ReloadReport,

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use crate::compile::compile;
 use crate::event::Space;
-use crate::model::{Model, NetError, Problem};
+use crate::model::{Model, NetError, NetSource, Problem};
 use crate::petri::PetriNet;
 use crate::runtime::{Detector, DetectorOptions, Program, ReloadError, ReloadReport, RestoreError};
 
@@ -52,7 +52,28 @@ impl Net {
     ///
     /// [`NetError::Invalid`] with every problem found.
     pub fn from_ron(file: &str, src: &str) -> Result<Net, NetError> {
-        let model = Arc::new(Model::load(file, src)?);
+        Net::from_model(Model::load(file, src, &[])?)
+    }
+
+    /// Loads the net `source` was taken from ([`Net::source`]): its GeoJSON zones from
+    /// the texts kept there, not from the files, so that the net is the same (same
+    /// fingerprint) whatever the files hold now.
+    ///
+    /// # Errors
+    ///
+    /// [`NetError::Invalid`] with every problem found (none, for a source taken
+    /// from a net that loaded with this version of ccpn).
+    pub fn from_source(source: &NetSource) -> Result<Net, NetError> {
+        Net::from_model(Model::load(&source.file, &source.text, &source.geojson)?)
+    }
+
+    /// The texts this net was loaded from: the net's and each GeoJSON file's.
+    pub fn source(&self) -> &NetSource {
+        &self.model.source
+    }
+
+    fn from_model(model: Model) -> Result<Net, NetError> {
+        let model = Arc::new(model);
         let (petri, program) = compile(&model);
         Ok(Net {
             model,

@@ -290,20 +290,92 @@ fn resume(net: &Path, events: &Path, ckpt: &Path) -> std::process::Output {
 }
 
 #[test]
-fn resume_refuses_a_checkpoint_of_another_net() {
+fn resume_with_another_net_goes_on_with_it_as_after_a_reload() {
     let (dir, events, ckpt) = checkpointed("other-net");
     let other = dir.join("other.ron");
     let text = fs::read_to_string(root().join("nets/threat.ron")).expect("threat.ron");
-    // The same net but one window: another net.
+    // The same net but one window: another net, whose other operators keep their state.
     fs::write(
         &other,
         text.replacen("within: \"10m\"", "within: \"11m\"", 1),
     )
     .expect("write");
     let out = resume(&other, &events, &ckpt);
-    assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("belongs to another net"), "{err}");
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("as if it had been reloaded"), "{err}");
+    assert!(err.contains("net reloaded: kept"), "{err}");
+    let _ = fs::remove_dir_all(&dir);
+}
+
+/// A square zone in a GeoJSON file, from (0, 0) to (`side`, `side`).
+fn square(side: f64) -> String {
+    format!(
+        r#"{{"type": "Polygon", "coordinates": [[[0, 0], [{side}, 0], [{side}, {side}], [0, {side}], [0, 0]]]}}"#
+    )
+}
+
+#[test]
+fn resume_keeps_the_net_it_ran_though_its_geojson_has_changed() {
+    let dir = scratch("geojson-edited");
+    let net = dir.join("net.ron");
+    fs::write(
+        &net,
+        r#"Net(
+            zones: { "z": GeoJson(path: "z.geojson") },
+            events: { "a": Atomic(type: "A"), "b": Atomic(type: "B"),
+                      "ab": Seq(of: ["a", "b"], within: 600.0),
+                      "in": Within(of: "a", zones: ["z"]) },
+            outputs: ["ab", "in"],
+        )"#,
+    )
+    .expect("net");
+    fs::write(dir.join("z.geojson"), square(10.0)).expect("zone");
+    let events = dir.join("events.jsonl");
+    fs::write(
+        &events,
+        "{\"id\": 1, \"type\": \"A\", \"time\": 0, \"x\": 5, \"y\": 5}\n\
+         {\"id\": 2, \"type\": \"B\", \"time\": 10, \"x\": 5, \"y\": 5}\n\
+         {\"id\": 3, \"type\": \"A\", \"time\": 20, \"x\": 5, \"y\": 5}\n",
+    )
+    .expect("events");
+    let ckpt = dir.join("run.ckpt");
+    let first = bin()
+        .arg(&net)
+        .arg(&events)
+        .args(["--checkpoint", ckpt.to_str().expect("utf-8")])
+        .args(["--checkpoint-every", "1"])
+        .output()
+        .expect("run");
+    assert!(first.status.success());
+    // The zone shrinks away from the events; the input goes on.
+    fs::write(dir.join("z.geojson"), square(1.0)).expect("zone");
+    fs::write(
+        &events,
+        fs::read_to_string(&events).expect("events")
+            + "{\"id\": 4, \"type\": \"B\", \"time\": 30, \"x\": 5, \"y\": 5}\n\
+               {\"id\": 5, \"type\": \"A\", \"time\": 40, \"x\": 5, \"y\": 5}\n",
+    )
+    .expect("events");
+    let out = bin()
+        .arg(&net)
+        .arg(&events)
+        .args(["--resume", ckpt.to_str().expect("utf-8")])
+        .output()
+        .expect("run");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("as if it had been reloaded"), "{err}");
+    // `ab` kept its waiting A (line 3's), which line 4's B completes; `in` reads the
+    // edited zone, so it started again, and line 5's A is outside it now.
+    assert!(err.contains("reset 1 (in)"), "{err}");
+    let found: Vec<serde_json::Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("json"))
+        .collect();
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0]["event"], "ab");
+    assert_eq!(found[0]["ids"], serde_json::json!([3, 4]));
     let _ = fs::remove_dir_all(&dir);
 }
 

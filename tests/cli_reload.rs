@@ -1,6 +1,7 @@
 //! `ccpn-run` reloading its net while it runs: `--watch` picks up an edit of the
 //! net file, a broken edit is refused and the running net goes on, SIGHUP reloads
-//! on demand, and `--stats` counts the reloads.
+//! on demand, `--stats` counts the reloads, and a run killed after a reload resumes
+//! from its checkpoint with the reloaded net.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::Path;
@@ -30,8 +31,12 @@ struct Run {
 
 impl Run {
     fn start(net: &Path, watch: bool) -> Run {
+        Run::start_with(net, watch, &[])
+    }
+
+    fn start_with(net: &Path, watch: bool, args: &[&str]) -> Run {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_ccpn-run"));
-        cmd.arg(net).arg("-").arg("--stats");
+        cmd.arg(net).arg("-").arg("--stats").args(args);
         if watch {
             cmd.arg("--watch");
         }
@@ -191,4 +196,96 @@ fn sighup_reloads_on_demand() {
     // The B seen before the reload is not one the new `ba` saw.
     assert_eq!(out.lines().count(), 0, "{out}");
     assert_eq!(reloads(&stderr), 1);
+}
+
+/// The lines of a run of `V1` reloaded to `V2` after line 2, taken one by one.
+const STREAM: [(u32, &str, u32); 6] = [
+    (1, "A", 0),
+    (2, "B", 10),
+    (3, "B", 20),
+    (4, "A", 30),
+    (5, "B", 40),
+    (6, "A", 50),
+];
+
+/// Detections by `seq`, complete lines only.
+fn by_seq(out: &str, into: &mut std::collections::BTreeMap<u64, String>) {
+    for line in out.lines() {
+        if let Ok(v) = serde_json::from_str::<serde_json::Value>(line) {
+            into.insert(v["seq"].as_u64().unwrap(), line.to_owned());
+        }
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn a_run_killed_after_a_reload_resumes_from_its_checkpoint_with_the_reloaded_net() {
+    // Uninterrupted: V1 for lines 1-2, then V2.
+    let (_dir, net, mut run) = started(true, "A");
+    run.send(&event(STREAM[1].0, STREAM[1].1, STREAM[1].2));
+    std::thread::sleep(Duration::from_millis(700));
+    rewrite(&net, V2);
+    run.wait_for("net reloaded");
+    for &(id, ty, t) in &STREAM[2..] {
+        run.send(&event(id, ty, t));
+    }
+    let (expected, _) = run.finish();
+    let mut want = std::collections::BTreeMap::new();
+    by_seq(&expected, &mut want);
+    assert!(expected.contains("\"ba\""), "{expected}");
+
+    // The same, checkpointing every line, killed once line 4's detection is out.
+    let dir = tempfile::tempdir().unwrap();
+    let net = dir.path().join("net.ron");
+    let ckpt = dir.path().join("run.ckpt");
+    std::fs::write(&net, V1).unwrap();
+    let ckpt_arg = ckpt.to_str().unwrap();
+    let args = ["--checkpoint", ckpt_arg, "--checkpoint-every", "1"];
+    let mut run = Run::start_with(&net, true, &args);
+    run.send(&event(STREAM[0].0, STREAM[0].1, STREAM[0].2));
+    run.send(&event(STREAM[1].0, STREAM[1].1, STREAM[1].2));
+    std::thread::sleep(Duration::from_millis(700));
+    rewrite(&net, V2);
+    run.wait_for("net reloaded");
+    for &(id, ty, t) in &STREAM[2..4] {
+        run.send(&event(id, ty, t));
+    }
+    // Line 4 makes the first `ba`; its checkpoint mark (line 3's) was written before.
+    let mut stdout = BufReader::new(run.child.stdout.take().unwrap());
+    let mut killed_out = String::new();
+    while !killed_out.contains("\"ba\"") {
+        let mut line = String::new();
+        assert!(stdout.read_line(&mut line).unwrap() > 0, "{killed_out}");
+        killed_out.push_str(&line);
+    }
+    run.child.kill().unwrap();
+    run.child.wait().unwrap();
+
+    // Resumed on the whole input, with the net file as edited.
+    let events = dir.path().join("events.jsonl");
+    let all: Vec<String> = STREAM.iter().map(|&(i, ty, t)| event(i, ty, t)).collect();
+    std::fs::write(&events, all.join("\n") + "\n").unwrap();
+    let resumed = Command::new(env!("CARGO_BIN_EXE_ccpn-run"))
+        .arg(&net)
+        .arg(&events)
+        .args(["--resume", ckpt_arg])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&resumed.stderr);
+    assert!(resumed.status.success(), "{err}");
+    let consumed: u64 = err
+        .split("lines 1 to ")
+        .nth(1)
+        .and_then(|r| r.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{err}"));
+    assert!(
+        consumed >= 3,
+        "the checkpoint is from before the reload: {err}"
+    );
+    assert!(!err.contains("as if it had been reloaded"), "{err}");
+    let mut got = std::collections::BTreeMap::new();
+    by_seq(&killed_out, &mut got);
+    by_seq(&String::from_utf8_lossy(&resumed.stdout), &mut got);
+    assert_eq!(got, want);
 }

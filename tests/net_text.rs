@@ -94,3 +94,35 @@ fn a_polygon_that_crosses_itself_is_warned_about() {
         assert_eq!(d.push(e).unwrap().len(), 1, "x = {x}");
     }
 }
+
+/// A net keeps the texts it was loaded from: loaded again from them once its GeoJSON
+/// file has changed or gone, it is the same net (same fingerprint, same zones).
+#[test]
+fn a_net_loads_again_from_its_source_when_its_geojson_file_is_gone() {
+    let dir = tempfile::tempdir().unwrap();
+    let zone = r#"{"type": "Polygon", "coordinates": [[[0, 0], [4, 0], [4, 4], [0, 4], [0, 0]]]}"#;
+    std::fs::write(dir.path().join("z.geojson"), zone).unwrap();
+    let path = dir.path().join("n.ron");
+    std::fs::write(
+        &path,
+        r#"Net(zones: { "z": GeoJson(path: "z.geojson") },
+               events: { "a": Atomic(type: "A"), "in": Within(of: "a", zones: ["z"]) },
+               outputs: ["in"])"#,
+    )
+    .unwrap();
+    let net = Net::from_file(&path).unwrap();
+    let source = net.source().clone();
+    assert_eq!(source.geojson().len(), 1);
+    assert_eq!(source.geojson().next().unwrap().1, zone);
+    std::fs::remove_file(dir.path().join("z.geojson")).unwrap();
+    assert!(Net::from_file(&path).is_err());
+    let again = Net::from_source(&source).unwrap();
+    assert_eq!(again.fingerprint(), net.fingerprint());
+    assert_eq!(again.summary(), net.summary());
+    // Another text for the file is another net.
+    std::fs::write(dir.path().join("z.geojson"), zone.replace('4', "5")).unwrap();
+    assert_ne!(
+        Net::from_file(&path).unwrap().fingerprint(),
+        net.fingerprint()
+    );
+}

@@ -7,6 +7,7 @@
 mod duration;
 mod error;
 mod remap;
+mod source;
 mod state;
 mod validate;
 mod zones;
@@ -16,6 +17,7 @@ use std::sync::Arc;
 pub use duration::parse_duration;
 pub use error::{NetError, Problem};
 pub(crate) use remap::Definitions;
+pub use source::NetSource;
 pub(crate) use state::{Combine, StateKey, StateOp};
 
 use crate::event::Space;
@@ -45,6 +47,8 @@ pub(crate) struct Model {
     /// XXH3-128 of the net's text and of the GeoJSON files it read (path and text, in
     /// the order read): a checkpoint names the net it belongs to by it.
     pub(crate) fingerprint: [u8; 16],
+    /// The texts it was loaded from.
+    pub(crate) source: Arc<NetSource>,
 }
 
 /// A zone anchored to an event: re-centred on each of its occurrences, and (for a

@@ -2,7 +2,9 @@
 //!
 //! Layout: the magic `CCPNCKPT`, the format version (`u32`, little-endian), the
 //! XXH3-128 of the rest (16 bytes, little-endian), then a postcard-encoded [`Checkpoint`]. The detector's own
-//! snapshot inside names the net it belongs to.
+//! snapshot inside names the net it belongs to, and the net itself is kept (its text
+//! and its GeoJSON files' texts), so a run resumes with the net it was running when
+//! it was reloaded since it started, or when the files have changed since.
 
 use std::fs::{self, File};
 use std::io::{self, Write};
@@ -11,12 +13,12 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use xxhash_rust::xxh3::xxh3_128;
 
-use ccpn::Timestamp;
+use ccpn::{NetSource, Timestamp};
 
 const MAGIC: &[u8; 8] = b"CCPNCKPT";
 /// Bumped whenever the layout changes (2: the checksum is an XXH3-128 of 16 bytes,
-/// not a SHA-256).
-const VERSION: u32 = 2;
+/// not a SHA-256; 3: the net in force is kept).
+const VERSION: u32 = 3;
 
 /// Where the reader was: every line up to `line` is accounted for, either in the
 /// counts and the detector's state or held for reordering.
@@ -44,6 +46,8 @@ pub(crate) struct Checkpoint {
     pub(crate) late_in_detector: u64,
     /// [`ccpn::Detector::snapshot`].
     pub(crate) detector: Vec<u8>,
+    /// The net in force (the last one reloaded, if any), which the snapshot is of.
+    pub(crate) net: NetSource,
 }
 
 impl Checkpoint {

@@ -11,12 +11,13 @@ mod repeat;
 mod state;
 
 use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use xxhash_rust::xxh3::Xxh3Default;
 
 use super::duration::micros;
-use super::{Attr, Context, Model, NetError, Node, NodeId, Op, PairOpts, Problem};
+use super::{Attr, Context, Model, NetError, NetSource, Node, NodeId, Op, PairOpts, Problem};
 use crate::spatial::{Shape, Zone};
 use crate::spec::{self, ContextSpec, DurationSpec, NetSpec, OpSpec, SourceMap, ZoneSpec};
 
@@ -24,8 +25,13 @@ use crate::spec::{self, ContextSpec, DurationSpec, NetSpec, OpSpec, SourceMap, Z
 pub(crate) const MAX_ARITY: usize = 1024;
 
 impl Model {
-    /// Loads a net from its text; `file` names it in error messages.
-    pub(crate) fn load(file: &str, src: &str) -> Result<Model, NetError> {
+    /// Loads a net from its text; `file` names it in error messages. GeoJSON files
+    /// whose resolved paths are in `supplied` are taken from there rather than read.
+    pub(crate) fn load(
+        file: &str,
+        src: &str,
+        supplied: &[(PathBuf, Arc<str>)],
+    ) -> Result<Model, NetError> {
         // A byte-order mark (some Windows editors write one) is not part of the net.
         let src = src.strip_prefix('\u{feff}').unwrap_or(src);
         let spec = spec::parse(file, src).map_err(|p| NetError::Invalid { problems: vec![p] })?;
@@ -42,6 +48,8 @@ impl Model {
             by_name: HashMap::new(),
             canon: HashMap::new(),
             visiting: Vec::new(),
+            supplied,
+            read: Vec::new(),
             digest: {
                 let mut d = Xxh3Default::new();
                 d.update(src.as_bytes());
@@ -61,6 +69,7 @@ impl Model {
             nodes,
             key_attrs,
             digest,
+            read,
             ..
         } = v;
         if !problems.is_empty() {
@@ -78,6 +87,11 @@ impl Model {
             key_attrs,
             moving,
             fingerprint: digest.digest128().to_le_bytes(),
+            source: Arc::new(NetSource {
+                file: file.to_owned(),
+                text: src.into(),
+                geojson: read,
+            }),
         })
     }
 }
@@ -101,6 +115,10 @@ struct Validator<'a> {
     key_attrs: Vec<Arc<str>>,
     /// The net's text and the GeoJSON files it reads.
     digest: Xxh3Default,
+    /// GeoJSON texts to take rather than read, by resolved path.
+    supplied: &'a [(PathBuf, Arc<str>)],
+    /// GeoJSON texts read, by resolved path, in the order read.
+    read: Vec<(PathBuf, Arc<str>)>,
 }
 
 impl<'a> Validator<'a> {
@@ -126,9 +144,16 @@ impl<'a> Validator<'a> {
 
     /// Builds the zones (see `model/zones.rs`), in name order.
     fn zones(&mut self) {
-        let (zones, problems) =
-            super::zones::build(self.file, &self.source, self.spec, &mut self.digest);
-        for (name, zone) in zones {
+        let built = super::zones::build(
+            self.file,
+            &self.source,
+            self.spec,
+            &mut self.digest,
+            self.supplied,
+        );
+        self.read = built.read;
+        let problems = built.problems;
+        for (name, zone) in built.zones {
             self.warn_crossing(name, &zone);
             self.zone_ids.insert(name, self.zones.len());
             self.zones.push(zone);

@@ -5,9 +5,9 @@
 use std::io::Read;
 use std::path::Path;
 use std::rc::Rc;
+use std::sync::Arc;
 
 use geojson::{Feature, GeoJson, Geometry, GeometryValue};
-use xxhash_rust::xxh3::Xxh3Default;
 
 use geo_types::Polygon;
 
@@ -24,11 +24,23 @@ impl Builder<'_> {
         } else {
             format!("GeoJSON file `{path}` ({})", resolved.display())
         };
-        let loaded = self
-            .files
-            .entry(resolved.clone())
-            .or_insert_with(|| Rc::new(read_geojson(&resolved, self.digest)))
-            .clone();
+        if let Some(loaded) = self.files.get(&resolved) {
+            return (shown, loaded.clone());
+        }
+        let supplied = self.supplied.iter().find(|(p, _)| *p == resolved);
+        let text = match supplied {
+            Some((_, text)) => Ok(text.clone()),
+            None => read_text(&resolved),
+        };
+        let loaded = Rc::new(text.and_then(|text| {
+            self.digest.update(resolved.as_os_str().as_encoded_bytes());
+            self.digest.update(&text.len().to_le_bytes());
+            self.digest.update(text.as_bytes());
+            let parsed = text.parse::<GeoJson>();
+            self.read.push((resolved.clone(), text));
+            parsed.map_err(|e| format!("not valid GeoJSON: {e}"))
+        }));
+        self.files.insert(resolved, loaded.clone());
         (shown, loaded)
     }
 
@@ -196,8 +208,8 @@ fn geojson_polygon(
     polygon(space, exterior, holes, &mut unlimited)
 }
 
-/// Reads a GeoJSON file of at most [`MAX_GEOJSON_BYTES`].
-fn read_geojson(path: &Path, digest: &mut Xxh3Default) -> Result<GeoJson, String> {
+/// Reads a GeoJSON file's text, of at most [`MAX_GEOJSON_BYTES`].
+fn read_text(path: &Path) -> Result<Arc<str>, String> {
     let file = std::fs::File::open(path).map_err(|e| format!("cannot read: {e}"))?;
     let mut text = String::new();
     file.take(MAX_GEOJSON_BYTES + 1)
@@ -206,9 +218,5 @@ fn read_geojson(path: &Path, digest: &mut Xxh3Default) -> Result<GeoJson, String
     if text.len() as u64 > MAX_GEOJSON_BYTES {
         return Err(format!("larger than {} MiB", MAX_GEOJSON_BYTES >> 20));
     }
-    digest.update(path.as_os_str().as_encoded_bytes());
-    digest.update(&text.len().to_le_bytes());
-    digest.update(text.as_bytes());
-    text.parse::<GeoJson>()
-        .map_err(|e| format!("not valid GeoJSON: {e}"))
+    Ok(text.into())
 }

@@ -68,6 +68,7 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
+use std::sync::Arc;
 
 use geo_types::{LineString, MultiPolygon, Polygon, Rect};
 use geojson::GeoJson;
@@ -86,16 +87,30 @@ pub(crate) const MAX_VERTICES: usize = 1_000_000;
 /// The largest GeoJSON file a zone may be read from, in bytes (256 MiB).
 pub(crate) const MAX_GEOJSON_BYTES: u64 = 256 << 20;
 
+/// What [`build`] made of a net's zones.
+pub(super) struct Built<'a> {
+    /// The zones, in name order.
+    pub(super) zones: Vec<(&'a str, Zone)>,
+    /// Zones that could not be built, each reported at its entry.
+    pub(super) problems: Vec<Problem>,
+    /// The GeoJSON files read (by resolved path) and their texts, in the order read.
+    pub(super) read: Vec<(PathBuf, Arc<str>)>,
+}
+
 /// Builds the zones of `spec`, in name order. Zones that cannot be built are left out
 /// and reported, each at its entry in `source` (the text of the net file `file`).
+/// A GeoJSON file whose resolved path is in `supplied` is taken from there, not read.
 pub(super) fn build<'a>(
     file: &str,
     source: &SourceMap<'_>,
     spec: &'a NetSpec,
     digest: &mut Xxh3Default,
-) -> (Vec<(&'a str, Zone)>, Vec<Problem>) {
+    supplied: &[(PathBuf, Arc<str>)],
+) -> Built<'a> {
     let mut b = Builder {
         digest,
+        supplied,
+        read: Vec::new(),
         space: spec.space,
         base: Path::new(file)
             .parent()
@@ -125,7 +140,11 @@ pub(super) fn build<'a>(
             }
         }
     }
-    (zones, problems)
+    Built {
+        zones,
+        problems,
+        read: b.read,
+    }
 }
 
 /// A parsed GeoJSON file, or why it could not be read.
@@ -134,6 +153,10 @@ type Loaded = Rc<Result<GeoJson, String>>;
 struct Builder<'d> {
     /// Takes in each GeoJSON file read (its path and text): part of the net's fingerprint.
     digest: &'d mut Xxh3Default,
+    /// GeoJSON texts to take rather than read, by resolved path.
+    supplied: &'d [(PathBuf, Arc<str>)],
+    /// GeoJSON texts read so far, by resolved path, in the order read.
+    read: Vec<(PathBuf, Arc<str>)>,
     space: Space,
     /// The directory GeoJSON paths are relative to.
     base: PathBuf,

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use crossbeam_channel::{Receiver, Sender};
 
-use ccpn::{Detection, Detector};
+use ccpn::{Detection, Detector, NetSource};
 
 use super::progress::Feedback;
 use super::reader::ToDetector;
@@ -29,6 +29,8 @@ pub(super) struct Tally {
     pub(super) index: FxHashMap<Arc<str>, usize>,
     /// Nets reloaded.
     pub(super) reloads: u64,
+    /// What the net in force was loaded from, for checkpoints.
+    pub(super) source: NetSource,
 }
 
 impl Tally {
@@ -164,6 +166,7 @@ fn checkpoint(
         per_output: tally.per_output.clone(),
         late_in_detector: tally.late,
         detector: detector.snapshot(),
+        net: tally.source.clone(),
     };
     detections
         .send(ToWriter::Checkpoint(checkpoint.encode()))

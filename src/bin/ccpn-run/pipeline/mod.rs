@@ -161,37 +161,70 @@ fn start_or_resume(
         },
         None => None,
     };
-    match resumed {
-        Some(c) => match Detector::restore(net, &c.detector) {
-            Ok(d) if c.per_output.len() == outputs.len() => {
-                crate::say::note(format_args!(
-                    "resuming from checkpoint {}: lines 1 to {} were consumed; the next detection is seq {}",
-                    args.resume.as_deref().unwrap_or(std::path::Path::new("")).display(),
-                    c.position.line,
-                    d.stats().detections
-                ));
-                let tally = Tally {
-                    per_output: c.per_output,
-                    late: c.late_in_detector,
-                    index: FxHashMap::default(),
-                    reloads: 0,
-                };
-                Ok((d, tally, Some(c.position)))
-            }
-            Ok(_) => Err(report::refuse("checkpoint: its outputs are not the net's")),
-            Err(e) => Err(report::refuse(&format!("checkpoint: {e}"))),
-        },
-        None => Ok((
+    let Some(c) = resumed else {
+        return Ok((
             Detector::with_options(net, options),
             Tally {
                 per_output: vec![0; outputs.len()],
                 late: 0,
                 index: FxHashMap::default(),
                 reloads: 0,
+                source: net.source().clone(),
             },
             None,
-        )),
+        ));
+    };
+    // The checkpoint's detector is of the net in force when it was written, which it
+    // keeps: a net reloaded since the run started, or one whose files have changed
+    // since. (A reload that laid a net out like the one before it leaves snapshots
+    // of that layout, which only the net file itself may restore.)
+    let recorded = match Net::from_source(&c.net) {
+        Ok(n) => n,
+        Err(e) => return Err(report::refuse(&format!("checkpoint: its net: {e}"))),
+    };
+    let (mut d, restored_with) = match Detector::restore(&recorded, &c.detector) {
+        Ok(d) => (d, recorded),
+        Err(e) => match Detector::restore(net, &c.detector) {
+            Ok(d) => (d, net.clone()),
+            Err(_) => return Err(report::refuse(&format!("checkpoint: {e}"))),
+        },
+    };
+    let restored_outputs: Vec<String> = restored_with.outputs().map(str::to_owned).collect();
+    if c.per_output.len() != restored_outputs.len() {
+        return Err(report::refuse("checkpoint: its outputs are not its net's"));
     }
+    crate::say::note(format_args!(
+        "resuming from checkpoint {}: lines 1 to {} were consumed; the next detection is seq {}",
+        args.resume
+            .as_deref()
+            .unwrap_or(std::path::Path::new(""))
+            .display(),
+        c.position.line,
+        d.stats().detections
+    ));
+    let mut tally = Tally {
+        per_output: c.per_output,
+        late: c.late_in_detector,
+        index: FxHashMap::default(),
+        reloads: 0,
+        source: restored_with.source().clone(),
+    };
+    if restored_with.fingerprint() != net.fingerprint() {
+        crate::say::note(format_args!(
+            "the checkpoint's net is not {} as it is now: going on with {0}, \
+             as if it had been reloaded",
+            args.net.display()
+        ));
+        let mut now_outputs = restored_outputs;
+        if !reload::apply(&mut d, &mut tally, &mut now_outputs, net) {
+            // The run cannot go on with the net asked for.
+            return Err(report::refuse(&format!(
+                "checkpoint: its net cannot be changed to {}",
+                args.net.display()
+            )));
+        }
+    }
+    Ok((d, tally, Some(c.position)))
 }
 
 /// The `--late` file, if asked for: a resumed run adds to the late lines of the run

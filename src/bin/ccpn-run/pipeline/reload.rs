@@ -66,13 +66,14 @@ pub(super) fn spawn(
     })
 }
 
-/// The detector goes on with `net`; the tally follows the outputs by name.
+/// The detector goes on with `net`; the tally follows the outputs by name. `false`
+/// if the detector refused it (said on stderr): the running net goes on.
 pub(super) fn apply(
     detector: &mut Detector,
     tally: &mut Tally,
     outputs: &mut Vec<String>,
     net: &Net,
-) {
+) -> bool {
     match detector.reload(net) {
         Ok(report) => {
             let new: Vec<String> = net.outputs().map(str::to_owned).collect();
@@ -87,10 +88,15 @@ pub(super) fn apply(
                 .collect();
             tally.index.clear();
             tally.reloads += 1;
+            tally.source = net.source().clone();
             *outputs = new;
             crate::say::note(format_args!("net reloaded: {report}"));
+            true
         }
-        Err(e) => crate::say::error(format_args!("reload refused, the running net goes on: {e}")),
+        Err(e) => {
+            crate::say::error(format_args!("reload refused, the running net goes on: {e}"));
+            false
+        }
     }
 }
 
