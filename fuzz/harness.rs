@@ -9,6 +9,9 @@
 //! - `detector`: random nets and streams (decoded from the bytes) through the
 //!   detector, compared with the brute-force reference of `tests/reference`, and
 //!   with a detector restored from its snapshot every few events.
+//! - `stream_bounds`, `net_shapes`: hostile streams through the operators that can
+//!   multiply their work, and nets of every shape and size, within bounds of time
+//!   per event, memory and caps (`bounds.rs`).
 //! - `cluster_handshake`: any bytes as what a stranger sends a cluster process
 //!   (`ccpn-run`'s handshake decoding, included from its source: it is no part of
 //!   the library): no panic, and what decodes encodes back to the same bytes.
@@ -18,6 +21,10 @@
 #[path = "../tests/reference/mod.rs"]
 #[allow(dead_code, unreachable_pub, missing_docs, clippy::all)]
 mod reference;
+
+#[path = "bounds.rs"]
+mod bounds;
+pub(crate) use bounds::{net_shapes, stream_bounds};
 
 #[path = "../src/bin/ccpn-run/dataflow/cluster/handshake.rs"]
 #[allow(dead_code, unreachable_pub, missing_docs, clippy::all)]

@@ -46,3 +46,13 @@ fn detector_corpus() {
 fn cluster_handshake_corpus() {
     replay("cluster_handshake", harness::cluster_handshake);
 }
+
+#[test]
+fn stream_bounds_corpus() {
+    replay("stream_bounds", harness::stream_bounds);
+}
+
+#[test]
+fn net_shapes_corpus() {
+    replay("net_shapes", harness::net_shapes);
+}

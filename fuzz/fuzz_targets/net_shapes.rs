@@ -1,0 +1,7 @@
+//! Fuzz target: see `harness::net_shapes`.
+#![no_main]
+
+#[path = "../harness.rs"]
+mod harness;
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| harness::net_shapes(data));
