@@ -1,6 +1,8 @@
-//! Benchmarks of zone stabbing, the R*-tree of "An Indexing Method of Continuous
-//! Spatiotemporal Queries for Stream Data Processing Rules of Detected Target Objects"
-//! against a linear scan of the same zones: `stab/zones=N` and `stab_linear/zones=N`
+//! Benchmarks of zone stabbing, the zone index the detector uses (a grid, or the
+//! R*-tree of "An Indexing Method of Continuous Spatiotemporal Queries for Stream Data
+//! Processing Rules of Detected Target Objects", as its rule chooses), the R*-tree
+//! alone and a linear scan of the same zones: `stab/zones=N`, `stab_tree/zones=N` and
+//! `stab_linear/zones=N`
 //! for N = 100, 10,000 and 100,000 seeded random circles, sectors, rectangles and
 //! polygons (some with holes) on a planar net, and `stab_wgs84/zones=N` for the same
 //! kinds of zones on WGS84 (geodesic circles and sectors). Each iteration stabs one
@@ -87,7 +89,7 @@ fn random_shape(rng: &mut StdRng, space: Space, c: Point, unit: f64) -> Shape {
 
 /// `n` seeded zones over a region holding about one zone per point, and points
 /// uniform over it.
-fn setup(space: Space, n: usize) -> (ZoneIndex, Vec<Point>) {
+fn setup(space: Space, n: usize) -> (Vec<(usize, Zone)>, Vec<Point>) {
     let mut rng = StdRng::seed_from_u64(n as u64);
     let side = (n as f64 * MEAN_AREA).sqrt();
     // On WGS84: a square region around (0°, 0°) in degrees (±8° for 100,000 zones),
@@ -112,7 +114,7 @@ fn setup(space: Space, n: usize) -> (ZoneIndex, Vec<Point>) {
         })
         .collect();
     let points = (0..POINTS).map(|_| point(&mut rng)).collect();
-    (ZoneIndex::new(space, zones), points)
+    (zones, points)
 }
 
 /// The successive positions of [`TARGETS`] targets walking about a planar region of
@@ -138,13 +140,30 @@ fn track(n: usize) -> Vec<Point> {
         .collect()
 }
 
-fn bench(c: &mut Criterion, group: &str, space: Space, sizes: &[usize], linear: bool) {
+/// What a group measures: the index as the detector builds it, the R*-tree alone, or
+/// a scan of every zone.
+#[derive(Clone, Copy, PartialEq)]
+enum Mode {
+    Index,
+    Tree,
+    Linear,
+}
+
+fn bench(c: &mut Criterion, group: &str, space: Space, sizes: &[usize], mode: Mode) {
     let mut g = c.benchmark_group(group);
     g.sample_size(30)
         .warm_up_time(std::time::Duration::from_millis(500))
         .measurement_time(std::time::Duration::from_secs(2));
     for &n in sizes {
-        let (index, mut points) = setup(space, n);
+        let (zones, mut points) = setup(space, n);
+        let index = match mode {
+            Mode::Tree => ZoneIndex::tree(space, zones),
+            _ => ZoneIndex::new(space, zones),
+        };
+        if mode == Mode::Index {
+            let kind = if index.is_grid() { "grid" } else { "R*-tree" };
+            eprintln!("{group}/zones={n}: {kind}");
+        }
         if group == "stab_track" {
             points = track(n);
         }
@@ -154,7 +173,7 @@ fn bench(c: &mut Criterion, group: &str, space: Space, sizes: &[usize], linear: 
         g.bench_function(BenchmarkId::from_parameter(format!("zones={n}")), |b| {
             b.iter(|| {
                 i = (i + 1) & mask;
-                if linear {
+                if mode == Mode::Linear {
                     index.stab_linear(black_box(points[i]), &mut out);
                 } else {
                     index.stab(black_box(points[i]), &mut out);
@@ -167,10 +186,12 @@ fn bench(c: &mut Criterion, group: &str, space: Space, sizes: &[usize], linear: 
 }
 
 fn stab(c: &mut Criterion) {
-    bench(c, "stab", Space::Planar, &SIZES, false);
-    bench(c, "stab_linear", Space::Planar, &SIZES, true);
-    bench(c, "stab_wgs84", Space::Wgs84, &SIZES, false);
-    bench(c, "stab_track", Space::Planar, &SIZES, false);
+    bench(c, "stab", Space::Planar, &SIZES, Mode::Index);
+    bench(c, "stab_tree", Space::Planar, &SIZES, Mode::Tree);
+    bench(c, "stab_linear", Space::Planar, &SIZES, Mode::Linear);
+    bench(c, "stab_wgs84", Space::Wgs84, &SIZES, Mode::Index);
+    bench(c, "stab_wgs84_tree", Space::Wgs84, &SIZES, Mode::Tree);
+    bench(c, "stab_track", Space::Planar, &SIZES, Mode::Index);
 }
 
 criterion_group!(benches, stab);

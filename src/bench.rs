@@ -6,7 +6,7 @@
 //! Each type wraps the crate's own and forwards to it, so a benchmark runs exactly the
 //! code the detector runs: [`CountIndex`] is `count::CountIndex` (the `Count`
 //! operator's level-wise index), [`ZoneIndex`] is `spatial::ZoneIndex` (the zone
-//! R*-tree behind `Within`).
+//! index behind `Within`).
 
 pub mod stream;
 
@@ -219,7 +219,21 @@ pub struct ZoneIndex(spatial::ZoneIndex);
 
 impl ZoneIndex {
     /// An index of `zones` in `space`, bulk-loaded; a repeated id keeps the last zone.
+    /// It holds the boxes in a grid or an R*-tree, as the detector's rule chooses.
     pub fn new(space: Space, zones: impl IntoIterator<Item = (usize, Zone)>) -> ZoneIndex {
+        ZoneIndex::of_kind(space, zones, spatial::IndexKind::Auto)
+    }
+
+    /// [`new`](ZoneIndex::new), the boxes always in the R*-tree (to compare).
+    pub fn tree(space: Space, zones: impl IntoIterator<Item = (usize, Zone)>) -> ZoneIndex {
+        ZoneIndex::of_kind(space, zones, spatial::IndexKind::Tree)
+    }
+
+    fn of_kind(
+        space: Space,
+        zones: impl IntoIterator<Item = (usize, Zone)>,
+        kind: spatial::IndexKind,
+    ) -> ZoneIndex {
         let zones = zones.into_iter().map(|(id, z)| {
             let zone = spatial::Zone {
                 name: z.name,
@@ -227,10 +241,15 @@ impl ZoneIndex {
             };
             (id, zone)
         });
-        ZoneIndex(spatial::ZoneIndex::new(space, zones))
+        ZoneIndex(spatial::ZoneIndex::with_kind(space, zones, kind))
     }
 
-    /// Sets `out` to the ids of every zone that contains `p`, sorted, by the tree.
+    /// Does the index hold the boxes in a grid (else an R*-tree)?
+    pub fn is_grid(&self) -> bool {
+        self.0.is_grid()
+    }
+
+    /// Sets `out` to the ids of every zone that contains `p`, sorted, by the index.
     #[inline]
     pub fn stab(&self, p: Point, out: &mut Vec<usize>) {
         self.0.stab(p, out);

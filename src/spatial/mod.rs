@@ -1,14 +1,16 @@
-//! Geometry the operators need: distances in a net's space, zones, the zone R*-tree,
-//! direction relations.
+//! Geometry the operators need: distances in a net's space, zones, the zone index (a
+//! grid or an R*-tree), direction relations.
 //!
 //! **Architecture Invariant:** this module knows nothing of Petri nets, tokens or
 //! events; it answers geometric questions about points and shapes (it uses only
 //! `crate::event::{Point, Space}`).
 
 mod bounds;
+mod boxtree;
 mod crossing;
 mod direction;
 mod geoline;
+mod grid;
 mod margin;
 mod metric;
 mod planar;
@@ -17,6 +19,8 @@ mod zone;
 
 #[cfg(test)]
 mod planar_tests;
+#[cfg(test)]
+mod stab_tests;
 #[cfg(test)]
 mod tests;
 
@@ -29,5 +33,7 @@ pub(crate) use metric::{
     distance, floor_to_i64, geodesic_distance, on_sphere, within_distance, EARTH_R, WGS84_A,
     WGS84_E2,
 };
+#[cfg(any(test, feature = "bench"))]
+pub(crate) use stab::IndexKind;
 pub(crate) use stab::ZoneIndex;
 pub(crate) use zone::{Shape, Zone};

@@ -1,80 +1,34 @@
-//! The zone R*-tree: which zones contain a point, found by stabbing an R*-tree of the
-//! zones' bounding boxes and testing the exact shape only on the boxes hit.
+//! The zone index: which zones contain a point, found by stabbing the zones' bounding
+//! boxes (in a uniform grid, [`super::grid`], or an R*-tree, [`super::boxtree`]) and
+//! testing the exact shape only on the boxes hit ([`Zone::contains`]): a box is only a
+//! filter, so the answer equals a scan of every zone. A zone may own several boxes
+//! (one on each side of the antimeridian, one per segment of a widened line on WGS84).
 //!
-//! This is the spatial index of "An Indexing Method of Continuous Spatiotemporal
-//! Queries for Stream Data Processing Rules of Detected Target Objects" (seed 002):
-//! its Algorithm 1 (rule insertion) adds each spatial condition's minimum bounding
-//! rectangle to an R*-tree, and its Algorithm 2 (event stabbing) walks the tree with
-//! the event's location and evaluates only the conditions it reaches. Two departures,
-//! both needed for the answer to equal a scan of every zone: Algorithm 2 descends into
-//! the *first* child whose box holds the point, but R*-tree siblings overlap, so
-//! [`ZoneIndex::stab`] descends into *every* such child (rstar's
-//! `locate_all_at_point`); and a box is only a filter, so each zone it reaches is
-//! tested exactly ([`Zone::contains`]). A zone may own several boxes (one on each side
-//! of the antimeridian, one per segment of a widened line on WGS84).
+//! **Which structure.** The grid when its rule accepts the boxes ([`Grid::new`]: some
+//! boxes, whose median size is a number, at most an eighth of them covering more than
+//! 32 cells), the R*-tree otherwise (no zones, or sizes too uneven for one cell size).
+//! The grid stabs in O(1) whatever the number of zones (one cell, a short list); the
+//! tree in O(log n), each level a cache miss once the zones outgrow the cache.
 //!
 //! Zones can be inserted, removed and replaced in place, so a zone that moves with a
-//! tracked object is re-centred with [`ZoneIndex::update`] at the cost of one
-//! removal and one insertion in the tree (O(log n)).
-
-use std::ops::ControlFlow;
+//! tracked object is re-centred with [`ZoneIndex::update`] at the cost of one removal
+//! and one insertion: O(cells covered) in the grid, O(log n) in the tree. The boxes
+//! are laid out again, and the structure chosen again, when their number has doubled
+//! or halved, or when half of them were inserted where the grid holds them badly.
 
 use geo_types::Rect;
-use rstar::{
-    Envelope, PointDistance, RStarInsertionStrategy, RTree, RTreeObject, RTreeParams, AABB,
-};
 use rustc_hash::FxHashMap;
+use smallvec::SmallVec;
 
 use super::bounds::equivalent_lons;
+use super::boxtree::{key, slot_u32, BoxTree};
+use super::grid::Grid;
 use super::metric::SpherePoint;
-#[cfg(test)]
-use super::zone::Shape;
 use super::zone::{valid_point, Probe, Zone};
 use crate::event::{Point, Space};
+use crate::hint::prefetch;
 
-/// Node sizes of the zone tree. Wider nodes than rstar's default (6) make the tree
-/// shallower, which matters more for stabbing (every overlapping child is visited)
-/// than the slightly larger per-node scan.
-#[derive(Clone, Copy, Debug)]
-struct StabParams;
-
-impl RTreeParams for StabParams {
-    const MIN_SIZE: usize = 4;
-    const MAX_SIZE: usize = 12;
-    const REINSERTION_COUNT: usize = 3;
-    type DefaultInsertionStrategy = RStarInsertionStrategy;
-}
-
-/// One box of one zone in the tree. Boxes are kept in `f32`, rounded outwards, and
-/// points are looked up rounded to the nearest `f32`: rounding is monotonic, so a point
-/// inside a box stays inside the rounded box (never a miss), and the tree takes half
-/// the memory, which is what a stab among many zones waits on.
-#[derive(Clone, Copy, Debug, PartialEq)]
-struct Leaf {
-    env: AABB<[f32; 2]>,
-    /// The zone's slot in [`ZoneIndex::slots`] (an index holds fewer than 2³² zones).
-    slot: u32,
-}
-
-impl RTreeObject for Leaf {
-    type Envelope = AABB<[f32; 2]>;
-
-    fn envelope(&self) -> Self::Envelope {
-        self.env
-    }
-}
-
-impl PointDistance for Leaf {
-    fn distance_2(&self, point: &[f32; 2]) -> f32 {
-        self.env.distance_2(point)
-    }
-
-    fn contains_point(&self, point: &[f32; 2]) -> bool {
-        self.env.contains_point(point)
-    }
-}
-
-/// A zone held by the index, with the boxes it has in the tree and its centre's
+/// A zone held by the index, with the boxes it has in the index and its centre's
 /// trigonometry on WGS84.
 #[derive(Clone, Debug)]
 struct Slot {
@@ -99,15 +53,41 @@ impl Slot {
     }
 }
 
+/// Which structure holds the zones' boxes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum IndexKind {
+    /// The grid when its rule says so ([`Grid::new`]), else the R*-tree.
+    Auto,
+    /// Always the R*-tree.
+    Tree,
+    /// The grid (large boxes in its R*-tree beside it) whenever one can be laid out
+    /// (some boxes, sizes that are numbers).
+    #[cfg_attr(not(test), allow(dead_code))] // for tests
+    Grid,
+}
+
+/// The boxes of every zone, under their slots.
+#[derive(Clone, Debug)]
+enum Boxes {
+    Tree(BoxTree),
+    Grid(Box<Grid>),
+}
+
 /// A set of zones, each under a caller's id (such as `model::ZoneId`), indexed for
 /// stabbing: [`stab`](ZoneIndex::stab) returns every zone that contains a point.
 #[derive(Clone)]
 pub(crate) struct ZoneIndex {
     space: Space,
-    tree: RTree<Leaf, StabParams>,
+    kind: IndexKind,
+    boxes: Boxes,
     slots: Vec<Option<Slot>>,
     free: Vec<usize>,
     by_id: FxHashMap<usize, usize>,
+    /// Boxes held, and held when the boxes were last laid out.
+    held: usize,
+    laid_out: usize,
+    /// Boxes inserted since then that the grid holds badly (large, or past its extent).
+    strays: usize,
 }
 
 impl std::fmt::Debug for ZoneIndex {
@@ -115,54 +95,10 @@ impl std::fmt::Debug for ZoneIndex {
         f.debug_struct("ZoneIndex")
             .field("space", &self.space)
             .field("zones", &self.by_id.len())
-            .field("boxes", &self.tree.size())
+            .field("boxes", &self.held)
+            .field("grid", &matches!(self.boxes, Boxes::Grid(_)))
             .finish()
     }
-}
-
-/// Tree coordinates are clamped to ±this: rstar sorts boxes by their corners and
-/// centres with `partial_cmp(..).unwrap()`, so every corner, width and centre must be
-/// a finite `f32`. Clamping boxes and looked-up points alike keeps every point in the
-/// boxes that hold it (clamping is monotonic).
-const KEY_LIMIT: f32 = 1e37;
-
-/// The largest `f32` at most `x`, within ±[`KEY_LIMIT`].
-fn down(x: f64) -> f32 {
-    let f = x as f32;
-    let f = if f64::from(f) <= x || f.is_nan() {
-        f
-    } else if f > 0.0 {
-        f32::from_bits(f.to_bits() - 1)
-    } else if f == 0.0 {
-        -f32::from_bits(1)
-    } else {
-        f32::from_bits(f.to_bits() + 1)
-    };
-    f.clamp(-KEY_LIMIT, KEY_LIMIT)
-}
-
-/// The smallest `f32` at least `x`, within ±[`KEY_LIMIT`].
-fn up(x: f64) -> f32 {
-    -down(-x)
-}
-
-fn leaf(r: &Rect<f64>, slot: usize) -> Leaf {
-    Leaf {
-        env: AABB::from_corners(
-            [down(r.min().x), down(r.min().y)],
-            [up(r.max().x), up(r.max().y)],
-        ),
-        // Past 2³² − 1 zones the slot names none, and the zone is never found.
-        slot: u32::try_from(slot).unwrap_or(u32::MAX),
-    }
-}
-
-/// A point as the tree looks it up (rounded to the nearest `f32`, clamped).
-fn key(x: f64, y: f64) -> [f32; 2] {
-    [
-        (x as f32).clamp(-KEY_LIMIT, KEY_LIMIT),
-        (y as f32).clamp(-KEY_LIMIT, KEY_LIMIT),
-    ]
 }
 
 /// A zone's boxes. A zone whose boxes cannot be computed (coordinates that are not
@@ -188,12 +124,25 @@ fn zone_boxes(space: Space, zone: &Zone) -> Vec<Rect<f64>> {
 impl ZoneIndex {
     /// An index of `zones` in `space`, bulk-loaded; a repeated id keeps the last zone.
     pub(crate) fn new(space: Space, zones: impl IntoIterator<Item = (usize, Zone)>) -> ZoneIndex {
+        ZoneIndex::with_kind(space, zones, IndexKind::Auto)
+    }
+
+    /// [`new`](ZoneIndex::new), the boxes held as `kind` says.
+    pub(crate) fn with_kind(
+        space: Space,
+        zones: impl IntoIterator<Item = (usize, Zone)>,
+        kind: IndexKind,
+    ) -> ZoneIndex {
         let mut index = ZoneIndex {
             space,
-            tree: RTree::new_with_params(),
+            kind,
+            boxes: Boxes::Tree(BoxTree::default()),
             slots: Vec::new(),
             free: Vec::new(),
             by_id: FxHashMap::default(),
+            held: 0,
+            laid_out: 0,
+            strays: 0,
         };
         for (id, zone) in zones {
             let boxes = zone_boxes(space, &zone);
@@ -207,15 +156,38 @@ impl ZoneIndex {
             index.by_id.insert(id, slot);
             index.slots[slot] = Some(Slot::new(space, id, zone, boxes));
         }
-        let leaves: Vec<Leaf> = index
+        index.lay_out();
+        index
+    }
+
+    /// Lays every zone's boxes out again, in the grid or the tree (as the index's kind
+    /// and the grid's rule say).
+    fn lay_out(&mut self) {
+        let boxes: Vec<(Rect<f64>, u32)> = self
             .slots
             .iter()
             .enumerate()
             .filter_map(|(i, s)| s.as_ref().map(|s| (i, s)))
-            .flat_map(|(i, s)| s.boxes.iter().map(move |r| leaf(r, i)))
+            .flat_map(|(i, s)| s.boxes.iter().map(move |r| (*r, slot_u32(i))))
             .collect();
-        index.tree = RTree::bulk_load_with_params(leaves);
-        index
+        let grid = match self.kind {
+            IndexKind::Tree => None,
+            IndexKind::Auto => Grid::new(&boxes, false),
+            IndexKind::Grid => Grid::new(&boxes, true),
+        };
+        self.boxes = match grid {
+            Some(grid) => Boxes::Grid(Box::new(grid)),
+            None => Boxes::Tree(BoxTree::new(boxes.iter().map(|(r, s)| (r, *s)))),
+        };
+        self.held = boxes.len();
+        self.laid_out = boxes.len();
+        self.strays = 0;
+    }
+
+    /// Is the index a grid (else an R*-tree)?
+    #[cfg_attr(not(test), allow(dead_code))] // for tests and benches/zones.rs
+    pub(crate) fn is_grid(&self) -> bool {
+        matches!(self.boxes, Boxes::Grid(_))
     }
 
     /// How many zones the index holds.
@@ -231,6 +203,10 @@ impl ZoneIndex {
     }
 
     /// Adds `zone` under `id`, replacing (and returning) the zone that had that id.
+    ///
+    /// The boxes are laid out again (O(n)) when their number has doubled or halved
+    /// since they last were, or when more than half of them went where the grid holds
+    /// them badly (large, or past its extent): at most once every n / 2 insertions.
     pub(crate) fn insert(&mut self, id: usize, zone: Zone) -> Option<Zone> {
         let old = self.remove(id);
         let boxes = zone_boxes(self.space, &zone);
@@ -242,11 +218,25 @@ impl ZoneIndex {
             }
         };
         for r in &boxes {
-            self.tree.insert(leaf(r, slot));
+            match &mut self.boxes {
+                Boxes::Tree(tree) => tree.insert(r, slot_u32(slot)),
+                Boxes::Grid(grid) => {
+                    if !grid.fits(r) {
+                        self.strays += 1;
+                    }
+                    grid.insert(r, slot_u32(slot));
+                }
+            }
         }
+        self.held += boxes.len();
         self.by_id.insert(id, slot);
         if let Some(s) = self.slots.get_mut(slot) {
             *s = Some(Slot::new(self.space, id, zone, boxes));
+        }
+        let grown = self.held >= 2 * self.laid_out + 16;
+        let strayed = 2 * self.strays > self.held + 64;
+        if (grown && self.kind != IndexKind::Tree) || strayed {
+            self.lay_out();
         }
         old
     }
@@ -256,37 +246,45 @@ impl ZoneIndex {
         let slot = self.by_id.remove(&id)?;
         let s = self.slots.get_mut(slot)?.take()?;
         for r in &s.boxes {
-            self.tree.remove(&leaf(r, slot));
+            match &mut self.boxes {
+                Boxes::Tree(tree) => tree.remove(r, slot_u32(slot)),
+                Boxes::Grid(grid) => grid.remove(r, slot_u32(slot)),
+            }
         }
+        self.held -= s.boxes.len();
         self.free.push(slot);
+        if self.kind != IndexKind::Tree && 2 * self.held + 16 <= self.laid_out {
+            self.lay_out();
+        }
         Some(s.zone)
     }
 
     /// Replaces the zone with id `id` by `zone` (a moving zone re-centred), or adds it;
-    /// returns the zone it replaces.
+    /// returns the zone it replaces. O(log n) in the tree, O(cells covered) in the grid.
     pub(crate) fn update(&mut self, id: usize, zone: Zone) -> Option<Zone> {
         self.insert(id, zone)
     }
 
     /// Sets `out` to the ids of every zone that contains `p` (boundary included) in
     /// the index's space, sorted and without repeats. Only zones with a box holding `p`
-    /// are tested exactly: O(log n + k) for n zones, k of whose boxes hold `p`.
+    /// are tested exactly: O(k) in the grid for k boxes listed in `p`'s cell, O(log n +
+    /// k) in the tree.
     pub(crate) fn stab(&self, p: Point, out: &mut Vec<usize>) {
         let space = self.space;
         out.clear();
         if !valid_point(space, p) {
             return;
         }
-        let mut probe = Probe::new(p);
+        // The boxes hit first, then their zones' exact tests: the zones are fetched
+        // from memory together (prefetched), not one after the other.
+        let mut hits: SmallVec<[u32; 16]> = SmallVec::new();
         let mut visit = |x: f64| {
-            let _ = self.tree.locate_all_at_point_int(&key(x, p.y), |leaf| {
-                if let Some(Some(s)) = self.slots.get(leaf.slot as usize) {
-                    if s.contains(space, &mut probe) {
-                        out.push(s.id);
-                    }
-                }
-                ControlFlow::<()>::Continue(())
-            });
+            let at = Point { x, y: p.y };
+            let hit = |slot: u32| hits.push(slot);
+            match &self.boxes {
+                Boxes::Tree(tree) => tree.stab(&key(x, p.y), hit),
+                Boxes::Grid(grid) => grid.stab(at, &key(x, p.y), hit),
+            }
         };
         match space {
             Space::Planar => visit(p.x),
@@ -298,6 +296,21 @@ impl ZoneIndex {
                 }
             }
         }
+        for &slot in &hits {
+            if let Some(s) = self.slots.get(slot as usize) {
+                let at: *const u8 = (s as *const Option<Slot>).cast();
+                prefetch(at);
+                prefetch(at.wrapping_add(64));
+            }
+        }
+        let mut probe = Probe::new(p);
+        for slot in hits {
+            if let Some(Some(s)) = self.slots.get(slot as usize) {
+                if s.contains(space, &mut probe) {
+                    out.push(s.id);
+                }
+            }
+        }
         if out.len() > 1 {
             out.sort_unstable();
             out.dedup();
@@ -305,7 +318,7 @@ impl ZoneIndex {
     }
 
     /// What [`stab`](ZoneIndex::stab) returns, by testing every zone: the reference the
-    /// tree is checked and measured against.
+    /// index is checked and measured against.
     pub(crate) fn stab_linear(&self, p: Point, out: &mut Vec<usize>) {
         let space = self.space;
         out.clear();
@@ -321,30 +334,8 @@ impl ZoneIndex {
 
 #[cfg(test)]
 mod tests {
+    use super::super::zone::Shape;
     use super::*;
-
-    #[test]
-    fn f32_rounding_is_outwards() {
-        for x in [
-            0.1,
-            -0.1,
-            1e-300,
-            -1e-300,
-            0.0,
-            179.999_999_9,
-            -180.0,
-            1e30,
-            -1e30,
-            3.0,
-        ] {
-            assert!(f64::from(down(x)) <= x, "{x}");
-            assert!(f64::from(up(x)) >= x, "{x}");
-            assert!(down(x) <= x as f32 && x as f32 <= up(x), "{x}");
-        }
-        assert_eq!(down(3.0), 3.0);
-        assert_eq!(up(f64::INFINITY), KEY_LIMIT);
-        assert_eq!(down(-1e300), -KEY_LIMIT);
-    }
 
     /// Huge and meaningless coordinates neither panic the tree nor lose a zone.
     #[test]
@@ -380,8 +371,13 @@ mod tests {
                 radius: 1.0,
             },
         ];
-        for space in [Space::Planar, Space::Wgs84] {
-            let mut index = ZoneIndex::new(space, shapes.iter().cloned().map(zone).enumerate());
+        let kinds = [IndexKind::Auto, IndexKind::Tree, IndexKind::Grid];
+        for (space, kind) in [Space::Planar, Space::Wgs84]
+            .into_iter()
+            .flat_map(|s| kinds.map(|k| (s, k)))
+        {
+            let zones = shapes.iter().cloned().map(zone).enumerate();
+            let mut index = ZoneIndex::with_kind(space, zones, kind);
             for (i, s) in shapes.iter().enumerate() {
                 index.update(i, zone(s.clone()));
                 index.insert(i + 100, zone(s.clone()));
@@ -397,7 +393,7 @@ mod tests {
             ] {
                 index.stab(p, &mut a);
                 index.stab_linear(p, &mut b);
-                assert_eq!(a, b, "{space:?} {p:?}");
+                assert_eq!(a, b, "{space:?} {kind:?} {p:?}");
             }
             for i in 0..shapes.len() {
                 assert!(index.remove(i).is_some());

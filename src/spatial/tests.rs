@@ -13,11 +13,11 @@ use super::metric::geodesic_destination;
 use super::{Shape, Zone, ZoneIndex};
 use crate::event::{Point, Space};
 
-fn pt(x: f64, y: f64) -> Point {
+pub(super) fn pt(x: f64, y: f64) -> Point {
     Point { x, y }
 }
 
-fn zone(i: usize, shape: Shape) -> Zone {
+pub(super) fn zone(i: usize, shape: Shape) -> Zone {
     Zone {
         name: format!("z{i}").into(),
         shape,
@@ -86,7 +86,7 @@ fn offset(space: Space, c: Point, deg: f64, d: f64) -> Point {
 }
 
 /// Points on (or within rounding of) the zone's boundary.
-fn boundary(space: Space, shape: &Shape) -> Vec<Point> {
+pub(super) fn boundary(space: Space, shape: &Shape) -> Vec<Point> {
     let mut v = Vec::new();
     let ring_pts = |r: &LineString<f64>, v: &mut Vec<Point>| {
         for w in r.0.windows(2) {
@@ -164,7 +164,7 @@ fn boundary(space: Space, shape: &Shape) -> Vec<Point> {
 
 // ----- planar zones -----
 
-fn planar_pt() -> impl Strategy<Value = Point> {
+pub(super) fn planar_pt() -> impl Strategy<Value = Point> {
     (0.0..100.0f64, 0.0..100.0f64).prop_map(|(x, y)| pt(x, y))
 }
 
@@ -188,7 +188,7 @@ fn star_polygon(space: Space, c: Point, r: f64, f: &[f64], hole: bool) -> Polygo
     Polygon::new(star(space, c, r, f), holes)
 }
 
-fn planar_shape() -> impl Strategy<Value = Shape> {
+pub(super) fn planar_shape() -> impl Strategy<Value = Shape> {
     prop_oneof![
         (planar_pt(), 0.5..20.0f64).prop_map(|(center, radius)| Shape::Circle { center, radius }),
         (
@@ -256,7 +256,7 @@ fn lat() -> impl Strategy<Value = f64> {
     prop_oneof![-85.0..=85.0f64, 85.0..=90.0f64, -90.0..=-85.0f64]
 }
 
-fn geo_pt() -> impl Strategy<Value = Point> {
+pub(super) fn geo_pt() -> impl Strategy<Value = Point> {
     (lon(), lat()).prop_map(|(x, y)| pt(x, y))
 }
 
@@ -266,7 +266,7 @@ fn polygon_center() -> impl Strategy<Value = Point> {
     (-170.0..170.0f64, -75.0..75.0f64).prop_map(|(x, y)| pt(x, y))
 }
 
-fn geo_shape() -> impl Strategy<Value = Shape> {
+pub(super) fn geo_shape() -> impl Strategy<Value = Shape> {
     prop_oneof![
         (geo_pt(), 10.0..2_000_000.0f64)
             .prop_map(|(center, radius)| Shape::Circle { center, radius }),
@@ -329,7 +329,11 @@ fn geo_shape() -> impl Strategy<Value = Shape> {
 
 /// Points near `zones` (a random offset from one of their points), on their
 /// boundaries, and a few awkward ones.
-fn probe_points(space: Space, zones: &BTreeMap<usize, Zone>, extra: &[Point]) -> Vec<Point> {
+pub(super) fn probe_points(
+    space: Space,
+    zones: &BTreeMap<usize, Zone>,
+    extra: &[Point],
+) -> Vec<Point> {
     let mut pts: Vec<Point> = extra.to_vec();
     for z in zones.values() {
         pts.extend(boundary(space, &z.shape));
@@ -425,18 +429,22 @@ proptest! {
 
 /// An operation on the index: insert (or replace) a zone, remove one, or move one.
 #[derive(Clone, Debug)]
-enum Op {
+pub(super) enum Op {
     Insert(usize, Shape),
     Remove(usize),
     Move(usize, f64, f64),
 }
 
-fn ops(shape: impl Strategy<Value = Shape>) -> impl Strategy<Value = Vec<Op>> {
+/// Up to 60 operations on ids below 30; one move in ten goes far (up to 10,000 units,
+/// past a grid's extent).
+pub(super) fn ops(shape: impl Strategy<Value = Shape>) -> impl Strategy<Value = Vec<Op>> {
     prop::collection::vec(
         prop_oneof![
-            (0usize..30, shape).prop_map(|(id, s)| Op::Insert(id, s)),
-            (0usize..30).prop_map(Op::Remove),
-            (0usize..30, -20.0..20.0f64, -20.0..20.0f64)
+            3 => (0usize..30, shape).prop_map(|(id, s)| Op::Insert(id, s)),
+            3 => (0usize..30).prop_map(Op::Remove),
+            3 => (0usize..30, -20.0..20.0f64, -20.0..20.0f64)
+                .prop_map(|(id, dx, dy)| Op::Move(id, dx, dy)),
+            1 => (0usize..30, -1e4..1e4f64, -1e4..1e4f64)
                 .prop_map(|(id, dx, dy)| Op::Move(id, dx, dy)),
         ],
         1..60,
@@ -444,7 +452,7 @@ fn ops(shape: impl Strategy<Value = Shape>) -> impl Strategy<Value = Vec<Op>> {
 }
 
 /// `shape` re-centred by (dx, dy) (circles and sectors, as moving zones are).
-fn moved(space: Space, shape: &Shape, dx: f64, dy: f64) -> Shape {
+pub(super) fn moved(space: Space, shape: &Shape, dx: f64, dy: f64) -> Shape {
     let shift = |c: &Point| match space {
         Space::Planar => pt(c.x + dx, c.y + dy),
         Space::Wgs84 => pt(

@@ -15,8 +15,11 @@ use crate::spatial::{Zone, ZoneIndex};
 pub(crate) struct Stab {
     /// Shared by the detectors of one net until a moving zone moves in one of them.
     index: Arc<ZoneIndex>,
-    /// For each zone id, the group members (positions in `nodes`) that name it.
-    by_zone: Arc<[Vec<usize>]>,
+    /// For each zone id `z`, the group members (positions in `nodes`) that name it:
+    /// `members[starts[z]..starts[z + 1]]` (one array, so that a hit costs one read
+    /// among many zones, not two).
+    starts: Arc<[u32]>,
+    members: Arc<[u32]>,
     /// The `Within` components of the group (model node ids), in topological order.
     nodes: Vec<usize>,
     /// Test every zone instead of stabbing the tree (for comparison).
@@ -34,9 +37,14 @@ impl Stab {
         let mut used = vec![false; zones.len()];
         for (m, (_, zs)) in members.iter().enumerate() {
             for &z in zs {
-                by_zone[z].push(m);
+                by_zone[z].push(m as u32);
                 used[z] = true;
             }
+        }
+        let mut starts = Vec::with_capacity(zones.len() + 1);
+        starts.push(0u32);
+        for ms in &by_zone {
+            starts.push(starts[starts.len() - 1] + ms.len() as u32);
         }
         let index = ZoneIndex::new(
             space,
@@ -49,7 +57,8 @@ impl Stab {
         let n = members.len();
         Stab {
             index: Arc::new(index),
-            by_zone: by_zone.into(),
+            starts: starts.into(),
+            members: by_zone.concat().into(),
             nodes: members.into_iter().map(|(node, _)| node).collect(),
             linear: false,
             hits: Vec::new(),
@@ -87,7 +96,9 @@ impl Stab {
         // Zones come back in id (= name) order: the first hit of a member is the first
         // of its zones, in name order, that contains the occurrence.
         for &z in &self.hits {
-            for &m in &self.by_zone[z] {
+            let (from, to) = (self.starts[z] as usize, self.starts[z + 1] as usize);
+            for &m in &self.members[from..to] {
+                let m = m as usize;
                 if self.first[m].is_none() {
                     self.first[m] = Some(z);
                     self.touched.push(m);
