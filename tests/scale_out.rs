@@ -331,12 +331,13 @@ fn a_dead_process_fails_the_run_loudly() {
 }
 
 #[test]
-fn checkpoints_and_geojson_need_the_single_threaded_run() {
+fn checkpoints_geojson_and_watch_need_the_single_threaded_run() {
     let c = case(GLOBAL, false, 6);
     for extra in [
         &["--checkpoint", "x.ckpt"][..],
         &["--resume", "x.ckpt"][..],
         &["--output", "geojson"][..],
+        &["--watch"][..],
     ] {
         let out = ccpn_run()
             .arg(&c.net)

@@ -267,6 +267,9 @@ impl Args {
             if self.output == OutputArg::Geojson {
                 return Err("--output geojson needs the single-threaded run (no --workers)".into());
             }
+            if self.watch {
+                return Err("--watch needs the single-threaded run (no --workers): a cluster's processes cannot change nets together".into());
+            }
         }
         self.field_map()
             .map(|_| ())

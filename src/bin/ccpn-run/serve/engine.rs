@@ -349,8 +349,7 @@ impl Loop {
         let mut line = Vec::with_capacity(256);
         for d in self.found.drain(..) {
             line.clear();
-            // Writing to memory does not fail.
-            let _ = self.writer.write(&mut line, &d);
+            self.writer.append(&mut line, &d);
             if line.last() == Some(&b'\n') {
                 line.pop();
             }
