@@ -122,19 +122,24 @@ impl Pair {
                 t
             };
             let fired = match store {
-                Store::Flat(place) => place.with_live_bucket(key, cx.now, cx.budget, |bucket| {
-                    let binding = bind(opts.context, bucket, |x| {
-                        eligible(opts, x, y) && condition(kind, space, side, x, y)
-                    });
-                    binding.fire(bucket, y, |t, x| cx.out.push(with_distance(t, x)));
-                    let fired = binding != Binding::None;
-                    let removed = if fired && opts.context.consumes() {
-                        remove_positions(bucket, binding.positions())
-                    } else {
-                        0
-                    };
-                    (fired, removed)
-                }),
+                Store::Flat(place) => place
+                    .with_live_bucket(key, cx.now, cx.budget, |bucket| {
+                        let (binding, cut) = bind(opts.context, bucket, |x| {
+                            eligible(opts, x, y) && condition(kind, space, side, x, y)
+                        });
+                        binding.fire(bucket, y, |t, x| cx.out.push(with_distance(t, x)));
+                        let fired = binding != Binding::None;
+                        let removed = if fired && opts.context.consumes() {
+                            remove_positions(bucket, binding.positions())
+                        } else {
+                            0
+                        };
+                        ((fired, cut), removed)
+                    })
+                    .map(|(fired, cut)| {
+                        cx.budget.truncated += u64::from(cut);
+                        fired
+                    }),
                 Store::Grid(grid) => Some(grid.terminate(
                     y,
                     opts.context,
