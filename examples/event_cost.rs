@@ -77,13 +77,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         d.push(at(i))?;
         i += 1;
     }
+    let filled = i;
     let start = Instant::now();
     for _ in 0..100 {
         d.push(at(i))?;
         i += 1;
     }
     println!(
-        "Count n = 1024, set cap full after {i} points: {:.3} ms per event",
+        "Count n = 1024, set cap full after {filled} points: {:.3} ms per event",
         start.elapsed().as_secs_f64() * 1e3 / 100.0
     );
 

@@ -35,23 +35,54 @@ pub(crate) enum Binding {
 pub(crate) fn scan(
     bucket: &Bucket,
     newest_first: bool,
+    eligible: impl FnMut(&Token) -> bool,
+    take: impl FnMut(usize) -> bool,
+) -> bool {
+    scan_runs(bucket, newest_first, eligible, |_| None, take)
+}
+
+/// As [`scan`], and newest first, when a token that does not pass is the newest of a
+/// run none of which can pass (`run` gives the run's first serial: see
+/// [`Token::run`]), passes over the whole run at once, by a binary search on the
+/// serials (a place's tokens are in serial order), counting it as one token passed.
+pub(crate) fn scan_runs(
+    bucket: &Bucket,
+    newest_first: bool,
     mut eligible: impl FnMut(&Token) -> bool,
+    run: impl Fn(&Token) -> Option<u64>,
     mut take: impl FnMut(usize) -> bool,
 ) -> bool {
     let n = bucket.len();
     let mut passed = 0;
-    for k in 0..n {
-        let i = if newest_first { n - 1 - k } else { k };
-        if eligible(&bucket[i]) {
+    let (mut read, mut next) = (0, if newest_first { n } else { 0 });
+    while read < n {
+        let i = if newest_first { next - 1 } else { next };
+        let x = &bucket[i];
+        let mut step = 1;
+        if eligible(x) {
             if !take(i) {
                 return false;
             }
         } else {
+            if newest_first {
+                if let Some(first) = run(x).filter(|&f| f != 0 && f < x.serial) {
+                    // Tokens `start..i` have serials from `first` on: all in the run.
+                    let start = bucket.partition_point(|t| t.serial < first).min(i);
+                    debug_assert!(bucket.range(start..i).all(|t| t.serial >= first));
+                    step += i - start;
+                }
+            }
             passed += 1;
             if passed == MAX_PASSED {
-                return k + 1 < n;
+                return read + step < n;
             }
         }
+        read += step;
+        next = if newest_first {
+            next - step
+        } else {
+            next + step
+        };
     }
     false
 }
@@ -61,15 +92,19 @@ pub(crate) fn scan(
 /// (the oldest [`MAX_FIRINGS`]), `Cumulative` all merged. Consumed tokens are removed
 /// by the caller, so every token still in the bucket is unconsumed. Also returns
 /// whether the choice was cut short: at [`MAX_FIRINGS`], or by [`scan`]'s limit.
+///
+/// `run` tells, of a token that is not eligible, whether no token of its run can be
+/// (see [`scan_runs`]).
 pub(crate) fn bind(
     ctx: Context,
     bucket: &Bucket,
     eligible: impl FnMut(&Token) -> bool,
+    run: impl Fn(&Token) -> Option<u64>,
 ) -> (Binding, bool) {
     match ctx {
         Context::Recent | Context::Chronicle => {
             let mut found = None;
-            let cut = scan(bucket, ctx == Context::Recent, eligible, |i| {
+            let cut = scan_runs(bucket, ctx == Context::Recent, eligible, run, |i| {
                 found = Some(i);
                 false
             });

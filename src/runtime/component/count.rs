@@ -297,6 +297,7 @@ impl CountShared {
                 end: y.end,
                 cause: y.cause,
                 serial: 0,
+                run: 0,
                 term: y.term.clone(),
                 members: Members::Many(constituents),
                 extra: Extra::None,

@@ -70,7 +70,8 @@ impl Not {
                 let cut = self
                     .starts
                     .with_live_bucket(key, cx.now, cx.budget, |bucket| {
-                        let (binding, cut) = bind(opts.context, bucket, |x| eligible(opts, x, y));
+                        let (binding, cut) =
+                            bind(opts.context, bucket, |x| eligible(opts, x, y), |_| None);
                         binding.fire(bucket, y, |t, _| cx.out.push(t));
                         let mut removed = 0;
                         if binding != Binding::None && opts.context.consumes() {
