@@ -193,3 +193,51 @@ fn count_completing_more_sets_than_the_firing_cap_fires_the_first() {
     assert_eq!(ids(&last[0]), ["0", "1", "2", "3", "44"]);
     assert!(d.stats().truncated_firings >= 1);
 }
+
+/// The runs a `distinct` search skips, against the definition: over a stream of
+/// long runs of one ship, with a window, each `b` pairs with the most recent `a` of
+/// another ship within it, for `Seq` and for `And` (either order).
+#[test]
+fn distinct_runs_pair_as_the_definition_says() {
+    let mut seed = 7u64;
+    let mut next = move |m: u64| {
+        seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (seed >> 33) % m
+    };
+    let mut stream = Vec::new();
+    let mut ship = 1;
+    for i in 0..3_000 {
+        if next(10) == 0 {
+            ship = 1 + next(3);
+        }
+        let kind = if next(4) == 0 { "B" } else { "A" };
+        stream.push((i as i64, kind, ship, i as f64 * 0.1));
+    }
+    for op in ["Seq", "And"] {
+        let net = net(&format!(
+            r#""a": Atomic(type: "A"), "b": Atomic(type: "B"),
+            "out": {op}(of: ["a", "b"], within: 50.0, distinct: "ship")"#
+        ));
+        let mut d = Detector::new(&net);
+        for (j, &(id, kind, ship, time)) in stream.iter().enumerate() {
+            let e = Event::new(id, kind, t(time)).with("ship", ship as f64);
+            let found: Vec<Vec<String>> = d.push(e).unwrap().iter().map(ids).collect();
+            let partner = if kind == "B" || op == "And" {
+                stream[..j]
+                    .iter()
+                    .rev()
+                    .take_while(|p| time - p.3 <= 50.0)
+                    .find(|p| p.1 != kind && p.2 != ship)
+            } else {
+                None
+            };
+            let expected: Vec<Vec<String>> = partner
+                .map(|p| vec![vec![p.0.to_string(), id.to_string()]])
+                .unwrap_or_default();
+            assert_eq!(found, expected, "{op} at event {id}");
+        }
+        assert_eq!(d.stats().truncated_firings, 0);
+    }
+}
