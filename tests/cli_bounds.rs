@@ -3,7 +3,7 @@
 
 mod support;
 
-use support::{root, run, stats, text};
+use support::{root, run, stats, tempfile_path, text};
 
 /// Three million lines held for `--max-delay` once took 1.1 GB without a word: the
 /// buffer holds at most `--max-held` events, and processes the oldest early beyond.
@@ -100,4 +100,42 @@ fn outputs_naming_the_input_file_are_refused() {
         std::fs::read_to_string(&events).unwrap(),
         "{\"id\":1,\"type\":\"track\",\"time\":1}\n"
     );
+}
+
+/// 50 points pairwise close and `Count(n: 5)`: the 50th event completed 211,876 sets,
+/// all made and held before the first was written. `ccpn-run` now writes at most
+/// 100,000 per operator and event, warns, and counts the events cut short.
+#[test]
+fn one_events_detections_are_capped_per_operator() {
+    let net = tempfile_path::Temp::with(
+        "count5.ron",
+        r#"Net(events: { "a": Atomic(type: "A"),
+            "out": Count(of: "a", n: 5, distance: 100.0, window: "1h") }, outputs: ["out"])"#,
+    );
+    let events: String = (0..50)
+        .map(|i| {
+            format!(
+                "{{\"id\":{i},\"type\":\"A\",\"time\":{},\"x\":0,\"y\":0}}\n",
+                100 + i
+            )
+        })
+        .collect();
+    let out = run(&[net.path(), "--stats"], &events);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let s = stats(&out);
+    // C(50, 5) = 2,118,760 sets; the events from the 42nd on complete more than
+    // 100,000 each (C(41, 4) = 101,270), and fire 100,000.
+    let full: u64 = (41..50u64).map(|k| choose(k, 4).min(100_000)).sum();
+    let below: u64 = (4..41u64).map(|k| choose(k, 4)).sum();
+    assert_eq!(s["detections"], full + below, "{s}");
+    assert_eq!(s["truncated_firings"], 9, "{s}");
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("9 occurrences stopped short of their firings"),
+        "{err}"
+    );
+}
+
+fn choose(n: u64, k: u64) -> u64 {
+    (0..k).fold(1, |c, i| c * (n - i) / (i + 1))
 }

@@ -359,3 +359,31 @@ fn a_key_reporting_often_keeps_one_timer() {
     let grown = HEAP.allocated() as isize - before;
     assert!(grown < 16 * 1024, "the heap grew {grown} bytes");
 }
+
+/// One event's own detections were all held at once: 70 points pairwise close with
+/// `Count(n: 5)` made C(69, 4) = 864,501 detections at the last one (C(70, 5) in all,
+/// 862 MB at the peak). Each operator fires at most 100,000 times for one event, so
+/// what one event's detections hold is bounded whatever the sets it completes (here
+/// 50 points: 211,876 sets at the last).
+#[test]
+fn one_events_count_detections_stay_within_the_firing_cap() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let net = net(r#""a": Atomic(type: "A"),
+        "out": Count(of: "a", n: 5, distance: 100.0, window: "1h")"#);
+    let mut detector = Detector::new(&net);
+    let mut most = 0;
+    let mut held = 0;
+    for i in 0..50 {
+        let before = HEAP.allocated() as isize;
+        let found = detector.push(event(i, true)).expect("in order");
+        held = held.max(HEAP.allocated() as isize - before);
+        most = most.max(found.len());
+    }
+    eprintln!("{most} detections at most from one event, holding {held} bytes at most");
+    assert_eq!(most, 100_000);
+    assert!(detector.stats().truncated_firings >= 1);
+    assert!(
+        held < 64 * 1024 * 1024,
+        "one event's detections held {held} bytes"
+    );
+}

@@ -195,16 +195,16 @@ impl<T: Clone, D: Eq + Clone> Group<T, D> {
         distinct: &Option<D>,
         payload: &T,
         budget: &mut SetBudget,
-        out: &mut Matches<T>,
+        (limit, out): (usize, &mut Matches<T>),
         ahead: &mut impl FnMut(&T),
-    ) {
+    ) -> u64 {
         for &bit in self.rules.singles() {
             if self.rules.single_matches(bit, distinct.is_some()) {
                 out.push(self.offset + bit, std::iter::once(payload.clone()));
             }
         }
         if self.rules.max_window().is_none() {
-            return;
+            return 0;
         }
         let id = self.next_id();
 
@@ -254,14 +254,30 @@ impl<T: Clone, D: Eq + Clone> Group<T, D> {
         let mut found = std::mem::take(&mut self.scratch_found);
         members.clear();
         found.clear();
+        // With the cap reached nothing found now can be kept, so a set S ∪ {e} matters
+        // only if it completes a rule: S must have n − 1 members for some rule n. When
+        // no such S is kept, the owned sets are not read at all (with n = 1024 and a
+        // full cap, reading them and refusing every extension cost 80 ms an event).
+        let full = budget.live >= budget.max;
+        let grow = !full
+            || self
+                .rules
+                .sizes()
+                .any(|n| n >= 3 && self.levels.live(n - 1) > 0);
         for (k, &(p, pair)) in neighbours.iter().enumerate() {
             // The sets p owns have their other members after p.
             let later = &neighbours[k + 1..];
             let start = members.len();
             members.extend_from_slice(&[p, id]);
             self.record(start, pair, &mut members, &mut found);
+            if !grow {
+                continue;
+            }
             for (head, others) in self.points[self.index(p)].owned.iter() {
                 let mut mask = head.mask & pair;
+                if full {
+                    mask &= self.rules.complete(head.level() + 1);
+                }
                 for &d in others {
                     if mask == 0 {
                         break;
@@ -367,7 +383,17 @@ impl<T: Clone, D: Eq + Clone> Group<T, D> {
             }
         }
         self.scratch_keyed = keyed;
+        // At most `limit` per rule (matches come by rule), the first in order.
+        let (mut cut, mut rule, mut reported) = (0, usize::MAX, 0);
         for &(bit, start, len) in &matches {
+            if bit != rule {
+                (rule, reported) = (bit, 0);
+            }
+            reported += 1;
+            if reported > limit {
+                cut += u64::from(reported == limit + 1);
+                continue;
+            }
             let payloads = members[start..start + len]
                 .iter()
                 .map(|&q| self.payloads[self.index(q)].clone());
@@ -379,6 +405,7 @@ impl<T: Clone, D: Eq + Clone> Group<T, D> {
         self.scratch_members = members;
         self.scratch_found = found;
         self.scratch_matches = matches;
+        cut
     }
 
     /// Records the set `members[start..]` serving `mask`, if it completes a rule or must

@@ -67,7 +67,14 @@
 //! kept first come, first served (by insertion, then neighbours in insertion order), and
 //! expiry makes room again. A set costs its owner 16 bytes plus 4 per other member.
 //! The matches of one call are bounded by the kept sets and the live points (once per
-//! rule), so memory is bounded by `max_sets` and the live points.
+//! rule), so memory is bounded by `max_sets` and the live points; the caller may
+//! bound the matches reported per rule further (`insert_with`'s `limit`).
+//!
+//! With the cap reached, nothing a call forms can be kept, so it forms only the sets
+//! that complete a rule: it reads the kept sets of its neighbours only if some rule's
+//! `n − 1` level holds sets, and of those only the ones of a completing size. Its
+//! matches are the same; [`CountIndex::refused`] then counts the pairs refused, not
+//! the larger sets that could only have been refused.
 
 // The runtime's `Count` unit is wired separately; until it calls this module, only the
 // tests and the benches do.
@@ -242,12 +249,14 @@ impl<T: Clone, D: Eq + Clone> CountIndex<T, D> {
         payload: T,
         out: &mut Matches<T>,
     ) {
-        self.insert_with(cause, time, at, distinct, payload, out, |_| {});
+        self.insert_with(cause, time, at, distinct, payload, usize::MAX, out, |_| {});
     }
 
-    /// As [`CountIndex::insert`], calling `ahead` with the payload of each neighbour
-    /// as soon as it is found, before any match is made: a chance to fetch into cache
-    /// what the caller will read of the matches' members.
+    /// As [`CountIndex::insert`], reporting at most `limit` matches per rule (the
+    /// first in the order above), and calling `ahead` with the payload of each
+    /// neighbour as soon as it is found, before any match is made: a chance to fetch
+    /// into cache what the caller will read of the matches' members. Returns the
+    /// number of rules that had more matches than `limit`.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn insert_with(
         &mut self,
@@ -256,13 +265,15 @@ impl<T: Clone, D: Eq + Clone> CountIndex<T, D> {
         at: Point,
         distinct: Option<D>,
         payload: T,
+        limit: usize,
         out: &mut Matches<T>,
         mut ahead: impl FnMut(&T),
-    ) {
+    ) -> u64 {
         self.expire(time);
         let embedded = metric::embed(self.space, at);
+        let mut cut = 0;
         for g in &mut self.groups {
-            g.insert(
+            cut += g.insert(
                 cause,
                 time.micros(),
                 at,
@@ -270,10 +281,11 @@ impl<T: Clone, D: Eq + Clone> CountIndex<T, D> {
                 &distinct,
                 &payload,
                 &mut self.budget,
-                out,
+                (limit, out),
                 &mut ahead,
             );
         }
+        cut
     }
 
     /// The points in the live snapshot (per group; a point counts once per group).

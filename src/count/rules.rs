@@ -143,6 +143,11 @@ impl Rules {
         }
     }
 
+    /// Each rule's `n`, in rule order.
+    pub(super) fn sizes(&self) -> impl Iterator<Item = usize> + '_ {
+        self.rules.iter().map(|r| r.n)
+    }
+
     /// Bits of the rules with n == 1 (every point is a match on its own).
     pub(super) fn singles(&self) -> &[usize] {
         &self.singles

@@ -4,6 +4,17 @@ use super::place::Bucket;
 use super::token::Token;
 use crate::model::Context;
 
+/// The most firings one terminator makes in one operator (`Unrestricted` and
+/// `Continuous` pairing, `Any`'s sets, `Count`'s matches): beyond it, a terminator's
+/// detections would all be held at once before any is written.
+pub(crate) const MAX_FIRINGS: usize = 100_000;
+
+/// The most waiting tokens one terminator's search for initiators passes over as not
+/// eligible (another key of `distinct`, the wrong direction, out of the window), in
+/// one place or grid cell: beyond it the search gives up, so that a terminator with
+/// no partner among a million waiting tokens costs what it costs among ten thousand.
+pub(crate) const MAX_PASSED: usize = 10_000;
+
 /// The initiators a terminator fires with, as positions in a bucket (oldest first).
 #[derive(Debug, PartialEq)]
 pub(crate) enum Binding {
@@ -17,35 +28,112 @@ pub(crate) enum Binding {
     Merged(Vec<usize>),
 }
 
+/// Calls `take` with the position of each token of `bucket` that passes `eligible`,
+/// newest first if `newest_first`, else oldest first, until `take` returns `false`.
+/// Gives up after passing over [`MAX_PASSED`] tokens that do not pass; returns whether
+/// it gave up with tokens left unread.
+pub(crate) fn scan(
+    bucket: &Bucket,
+    newest_first: bool,
+    eligible: impl FnMut(&Token) -> bool,
+    take: impl FnMut(usize) -> bool,
+) -> bool {
+    scan_runs(bucket, newest_first, eligible, |_| None, take)
+}
+
+/// As [`scan`], and newest first, when a token that does not pass is the newest of a
+/// run none of which can pass (`run` gives the run's first serial: see
+/// [`Token::run`]), passes over the whole run at once, by a binary search on the
+/// serials (a place's tokens are in serial order), counting it as one token passed.
+pub(crate) fn scan_runs(
+    bucket: &Bucket,
+    newest_first: bool,
+    mut eligible: impl FnMut(&Token) -> bool,
+    run: impl Fn(&Token) -> Option<u64>,
+    mut take: impl FnMut(usize) -> bool,
+) -> bool {
+    let n = bucket.len();
+    let mut passed = 0;
+    let (mut read, mut next) = (0, if newest_first { n } else { 0 });
+    while read < n {
+        let i = if newest_first { next - 1 } else { next };
+        let x = &bucket[i];
+        let mut step = 1;
+        if eligible(x) {
+            if !take(i) {
+                return false;
+            }
+        } else {
+            if newest_first {
+                if let Some(first) = run(x).filter(|&f| f != 0 && f < x.serial) {
+                    // Tokens `start..i` have serials from `first` on: all in the run.
+                    let start = bucket.partition_point(|t| t.serial < first).min(i);
+                    debug_assert!(bucket.range(start..i).all(|t| t.serial >= first));
+                    step += i - start;
+                }
+            }
+            passed += 1;
+            if passed == MAX_PASSED {
+                return read + step < n;
+            }
+        }
+        read += step;
+        next = if newest_first {
+            next - step
+        } else {
+            next + step
+        };
+    }
+    false
+}
+
 /// Chooses initiators among `bucket` (arrival order) that pass `eligible`, per `ctx`:
-/// `Recent` the newest, `Chronicle` the oldest, `Continuous` and `Unrestricted` each,
-/// `Cumulative` all merged. Consumed tokens are removed by the caller, so every token
-/// still in the bucket is unconsumed.
+/// `Recent` the newest, `Chronicle` the oldest, `Continuous` and `Unrestricted` each
+/// (the oldest [`MAX_FIRINGS`]), `Cumulative` all merged. Consumed tokens are removed
+/// by the caller, so every token still in the bucket is unconsumed. Also returns
+/// whether the choice was cut short: at [`MAX_FIRINGS`], or by [`scan`]'s limit.
+///
+/// `run` tells, of a token that is not eligible, whether no token of its run can be
+/// (see [`scan_runs`]).
 pub(crate) fn bind(
     ctx: Context,
     bucket: &Bucket,
-    mut eligible: impl FnMut(&Token) -> bool,
-) -> Binding {
+    eligible: impl FnMut(&Token) -> bool,
+    run: impl Fn(&Token) -> Option<u64>,
+) -> (Binding, bool) {
     match ctx {
-        Context::Recent => match bucket.iter().rposition(eligible) {
-            Some(i) => Binding::One([i]),
-            None => Binding::None,
-        },
-        Context::Chronicle => match bucket.iter().position(eligible) {
-            Some(i) => Binding::One([i]),
-            None => Binding::None,
-        },
+        Context::Recent | Context::Chronicle => {
+            let mut found = None;
+            let cut = scan_runs(bucket, ctx == Context::Recent, eligible, run, |i| {
+                found = Some(i);
+                false
+            });
+            (found.map_or(Binding::None, |i| Binding::One([i])), cut)
+        }
         Context::Continuous | Context::Unrestricted | Context::Cumulative => {
-            let all: Vec<usize> = (0..bucket.len())
-                .filter(|&i| eligible(&bucket[i]))
-                .collect();
-            if all.is_empty() {
+            let most = if ctx == Context::Cumulative {
+                usize::MAX
+            } else {
+                MAX_FIRINGS
+            };
+            let mut all = Vec::new();
+            let mut more = false;
+            let cut = scan(bucket, false, eligible, |i| {
+                if all.len() == most {
+                    more = true;
+                    return false;
+                }
+                all.push(i);
+                true
+            });
+            let binding = if all.is_empty() {
                 Binding::None
             } else if ctx == Context::Cumulative {
                 Binding::Merged(all)
             } else {
                 Binding::Each(all)
-            }
+            };
+            (binding, cut || more)
         }
     }
 }

@@ -16,6 +16,7 @@
 use rustc_hash::FxHashMap;
 use smallvec::SmallVec;
 
+use super::bind::{scan, MAX_FIRINGS};
 use super::place::{Place, TokenBudget};
 use super::token::{KeyVal, Token};
 use crate::event::{Point, Space, Timestamp};
@@ -183,35 +184,27 @@ impl GridPlace {
             None => self.cells.keys().copied().collect(),
         };
         let mut found: SmallVec<[Candidate; 8]> = SmallVec::new();
+        let mut cut = false;
         for cell in cells {
-            {
-                let Some(place) = self.cells.get_mut(&cell) else {
-                    continue;
+            let Some(place) = self.cells.get_mut(&cell) else {
+                continue;
+            };
+            place.with_live_bucket(k, now, budget, |b| {
+                let (newest_first, one) = match ctx {
+                    Context::Recent => (true, true),
+                    Context::Chronicle => (false, true),
+                    _ => (false, false),
                 };
-                place.with_live_bucket(k, now, budget, |b| {
-                    match ctx {
-                        Context::Recent => {
-                            if let Some(i) = b.iter().rposition(&mut eligible) {
-                                found.push((cell, i, b[i].serial));
-                            }
-                        }
-                        Context::Chronicle => {
-                            if let Some(i) = b.iter().position(&mut eligible) {
-                                found.push((cell, i, b[i].serial));
-                            }
-                        }
-                        _ => {
-                            for (i, x) in b.iter().enumerate() {
-                                if eligible(x) {
-                                    found.push((cell, i, x.serial));
-                                }
-                            }
-                        }
-                    }
-                    ((), 0)
+                // Each cell's tokens: the search gives up after as many in a cell as in
+                // one place.
+                cut |= scan(b, newest_first, &mut eligible, |i| {
+                    found.push((cell, i, b[i].serial));
+                    !one
                 });
-            }
+                ((), 0)
+            });
         }
+        budget.truncated += u64::from(cut);
         if found.is_empty() {
             return false;
         }
@@ -219,7 +212,14 @@ impl GridPlace {
         match ctx {
             Context::Recent => found.drain(..found.len() - 1).for_each(drop),
             Context::Chronicle => found.truncate(1),
-            _ => {}
+            Context::Cumulative => {}
+            Context::Continuous | Context::Unrestricted => {
+                if found.len() > MAX_FIRINGS {
+                    // The oldest fire, as in one bucket.
+                    found.truncate(MAX_FIRINGS);
+                    budget.truncated += 1;
+                }
+            }
         }
         {
             let token = |c: &Candidate| -> &Token {

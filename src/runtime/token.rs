@@ -122,6 +122,12 @@ pub(crate) struct Token {
     pub(crate) cause: u64,
     /// Global creation order: larger is more recent.
     pub(crate) serial: u64,
+    /// Waiting in the place of an operator with `distinct`: the `serial` of the oldest
+    /// token of the run of tokens up to this one that all share its value of the
+    /// attribute (or all lack it), so that a search can pass over them at once; 0 if
+    /// unknown. Not saved: a restored token starts no run.
+    #[serde(skip)]
+    pub(crate) run: u64,
     /// The terminator: the latest constituent (the start, for a tick).
     #[serde(with = "super::snapshot::term")]
     pub(crate) term: Arc<Term>,
@@ -139,6 +145,7 @@ impl Token {
             end: event.time,
             cause: seq,
             serial: 0,
+            run: 0,
             term: event,
             members: Members::One(seq),
             extra: Extra::None,
@@ -252,6 +259,7 @@ impl Token {
             end: y.end,
             cause: y.cause,
             serial: 0,
+            run: 0,
             term: y.term.clone(),
             members,
             extra: Extra::None,

@@ -1,5 +1,6 @@
 //! `Any(m, of)`: m occurrences of m different operands, the last one the terminator.
 
+use super::super::bind::scan;
 use super::super::place::Place;
 use super::super::token::Token;
 use super::{distinct_ok, eligible, Cx};
@@ -8,7 +9,7 @@ use crate::model::{Context, PairOpts};
 use smallvec::SmallVec;
 
 /// The most sets one terminator fires in the `Unrestricted` and `Continuous` contexts.
-pub(crate) const MAX_SETS: usize = 100_000;
+pub(crate) const MAX_SETS: usize = super::super::bind::MAX_FIRINGS;
 
 /// The most steps (partial sets tried) of the search for one terminator's sets: with
 /// `distinct`, most choices of operands may give no set at all, and there are
@@ -68,6 +69,7 @@ impl Any {
         } else {
             // (operand, position in its bucket, serial) of each candidate initiator.
             let mut cands: Cands = SmallVec::new();
+            let mut passed_cut = false;
             for (j, place) in self.places.iter_mut().enumerate() {
                 if j == role {
                     continue;
@@ -76,26 +78,17 @@ impl Any {
                     continue;
                 };
                 let ok = |x: &Token| eligible(&self.opts, x, y);
-                match ctx {
-                    Context::Recent => {
-                        if let Some(i) = bucket.iter().rposition(ok) {
-                            cands.push((j, i, bucket[i].serial));
-                        }
-                    }
-                    Context::Chronicle => {
-                        if let Some(i) = bucket.iter().position(ok) {
-                            cands.push((j, i, bucket[i].serial));
-                        }
-                    }
-                    _ => cands.extend(
-                        bucket
-                            .iter()
-                            .enumerate()
-                            .filter(|(_, x)| ok(x))
-                            .map(|(i, x)| (j, i, x.serial)),
-                    ),
-                }
+                let (newest_first, one) = match ctx {
+                    Context::Recent => (true, true),
+                    Context::Chronicle => (false, true),
+                    _ => (false, false),
+                };
+                passed_cut |= scan(bucket, newest_first, ok, |i| {
+                    cands.push((j, i, bucket[i].serial));
+                    !one
+                });
             }
+            cx.budget.truncated += u64::from(passed_cut);
             if matches!(ctx, Context::Unrestricted | Context::Continuous) {
                 let sets = self.sets(key, &cands, cx);
                 for set in &sets {

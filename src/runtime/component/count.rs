@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use smallvec::SmallVec;
 
+use super::super::bind::MAX_FIRINGS;
 use super::super::place::TokenBudget;
 use super::super::token::{Extra, KeyVal, Member, Members, Token};
 use super::Cx;
@@ -185,12 +186,13 @@ impl CountShared {
         budget.add();
         let before = self.matches.len();
         let (held, first) = (&self.held, self.first);
-        self.index.insert_with(
+        budget.truncated += self.index.insert_with(
             y.cause,
             y.end,
             at,
             distinct,
             number,
+            MAX_FIRINGS,
             &mut self.matches,
             // A neighbour's entry is read for each match it is in.
             |&n| {
@@ -295,6 +297,7 @@ impl CountShared {
                 end: y.end,
                 cause: y.cause,
                 serial: 0,
+                run: 0,
                 term: y.term.clone(),
                 members: Members::Many(constituents),
                 extra: Extra::None,

@@ -237,6 +237,7 @@ impl Interval {
                 end: at,
                 cause: cx.cause,
                 serial: 0,
+                run: 0,
                 term: start.term.clone(),
                 members: start.members.clone(),
                 extra: Extra::None,

@@ -67,9 +67,11 @@ impl Not {
                     return;
                 }
                 let (opts, same_ends) = (&self.opts, self.same_ends);
-                self.starts
+                let cut = self
+                    .starts
                     .with_live_bucket(key, cx.now, cx.budget, |bucket| {
-                        let binding = bind(opts.context, bucket, |x| eligible(opts, x, y));
+                        let (binding, cut) =
+                            bind(opts.context, bucket, |x| eligible(opts, x, y), |_| None);
                         binding.fire(bucket, y, |t, _| cx.out.push(t));
                         let mut removed = 0;
                         if binding != Binding::None && opts.context.consumes() {
@@ -81,8 +83,11 @@ impl Not {
                                 removed += before - bucket.len();
                             }
                         }
-                        ((), removed)
+                        (cut, removed)
                     });
+                if cut == Some(true) {
+                    cx.budget.truncated += 1;
+                }
             }
         }
     }

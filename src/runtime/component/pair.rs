@@ -122,19 +122,27 @@ impl Pair {
                 t
             };
             let fired = match store {
-                Store::Flat(place) => place.with_live_bucket(key, cx.now, cx.budget, |bucket| {
-                    let binding = bind(opts.context, bucket, |x| {
-                        eligible(opts, x, y) && condition(kind, space, side, x, y)
-                    });
-                    binding.fire(bucket, y, |t, x| cx.out.push(with_distance(t, x)));
-                    let fired = binding != Binding::None;
-                    let removed = if fired && opts.context.consumes() {
-                        remove_positions(bucket, binding.positions())
-                    } else {
-                        0
-                    };
-                    (fired, removed)
-                }),
+                Store::Flat(place) => place
+                    .with_live_bucket(key, cx.now, cx.budget, |bucket| {
+                        let (binding, cut) = bind(
+                            opts.context,
+                            bucket,
+                            |x| eligible(opts, x, y) && condition(kind, space, side, x, y),
+                            |x| no_partner_run(opts, x, y),
+                        );
+                        binding.fire(bucket, y, |t, x| cx.out.push(with_distance(t, x)));
+                        let fired = binding != Binding::None;
+                        let removed = if fired && opts.context.consumes() {
+                            remove_positions(bucket, binding.positions())
+                        } else {
+                            0
+                        };
+                        ((fired, cut), removed)
+                    })
+                    .map(|(fired, cut)| {
+                        cx.budget.truncated += u64::from(cut);
+                        fired
+                    }),
                 Store::Grid(grid) => Some(grid.terminate(
                     y,
                     opts.context,
@@ -151,9 +159,30 @@ impl Pair {
         }
         if let (Some(in_a), false) = (waits_in, consumed) {
             let store = if in_a { &mut self.a } else { &mut self.b };
-            store.push(key, y.clone(), cx.now, cx.budget);
+            let mut tok = y.clone();
+            if let (Some(attr), Store::Flat(place)) = (&self.opts.distinct, &*store) {
+                tok.run = run_of(place.bucket(key).and_then(|b| b.back()), &tok, attr);
+            }
+            store.push(key, tok, cx.now, cx.budget);
         }
     }
+}
+
+/// The first serial of the run of `tok` (of equal values of `attr`, or all without
+/// it) when it waits after `back`.
+fn run_of(back: Option<&Token>, tok: &Token, attr: &crate::model::Attr) -> u64 {
+    match back {
+        Some(x) if x.run != 0 && x.serial < tok.serial && x.key(attr) == tok.key(attr) => x.run,
+        _ => tok.serial,
+    }
+}
+
+/// With `distinct`, when `x` (not eligible for `y`) is of `y`'s value, or one of them
+/// has none, no token of its run is eligible either: the run's first serial.
+fn no_partner_run(opts: &PairOpts, x: &Token, y: &Token) -> Option<u64> {
+    let attr = opts.distinct.as_ref()?;
+    let (v, w) = (x.key(attr), y.key(attr));
+    (v.is_none() || w.is_none() || v == w).then_some(x.run)
 }
 
 /// The operator's own condition on the pair (x initiator, y terminator from `side`).

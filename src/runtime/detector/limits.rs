@@ -83,9 +83,11 @@ pub struct Stats {
     pub live_sets: Vec<usize>,
     /// Partial sets not kept because [`DetectorOptions::max_sets`] was reached.
     pub refused_sets: u64,
-    /// Occurrences that completed sets of an `Any` in the `Unrestricted` or
-    /// `Continuous` context whose search for them stopped short: at 100,000 sets, or
-    /// after 1,000,000 steps (partial sets tried). The sets found are fired; those
-    /// beyond are not.
+    /// Occurrences whose firing in one operator stopped at a per-occurrence cap: at
+    /// 100,000 firings (`Continuous` and `Unrestricted` pairing, `Any`'s sets,
+    /// `Count`'s matches), after 1,000,000 steps of `Any`'s search for its sets, or
+    /// after passing over 10,000 ineligible waiting tokens in the search for
+    /// initiators (docs/operators.md, *Contexts*). What was found is fired; what lay
+    /// beyond is not.
     pub truncated_firings: u64,
 }

@@ -67,6 +67,7 @@ pub(crate) fn transition(
         end: at,
         cause: cause.cause,
         serial: 0,
+        run: 0,
         term: cause.term.clone(),
         members: cause.members.clone(),
         extra: Extra::Transition(Arc::new(Transition { start, since, key })),
