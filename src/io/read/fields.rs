@@ -154,6 +154,7 @@ impl LineParser {
 
     /// Checks the required fields and the location, and builds the event.
     pub(super) fn finish(&self, p: Partial) -> Result<Event, LineError> {
+        LAST_ATTRS.set(p.attrs.len());
         let id = p.id.ok_or(LineError::Missing { field: "id" })?;
         let (time, time_text) = p.time.ok_or(LineError::Missing { field: "time" })?;
         let location = match (p.x, p.y) {
@@ -316,6 +317,12 @@ pub(super) struct Partial {
     pub(super) attrs: Vec<(Arc<str>, Value)>,
 }
 
+thread_local! {
+    /// How many attributes the last event this thread read had: room for as many is
+    /// made in the next one's at once, rather than grown to as it is read.
+    static LAST_ATTRS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
 impl Partial {
     pub(super) fn new() -> Partial {
         Partial {
@@ -324,7 +331,7 @@ impl Partial {
             kind: None,
             x: None,
             y: None,
-            attrs: Vec::new(),
+            attrs: Vec::with_capacity(LAST_ATTRS.get()),
         }
     }
 }

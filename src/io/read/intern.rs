@@ -1,5 +1,7 @@
 //! Interning: the strings many events repeat (types, attribute names, short values
-//! such as `"foe"`) kept once and shared, rather than allocated for every event.
+//! such as `"foe"`) kept once and shared, rather than allocated for every event:
+//! the names a net reads in the parser's table, other short strings (values, and
+//! the names a net does not read) in a table per reading thread.
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -78,11 +80,12 @@ impl Known {
         self.find(name).is_some()
     }
 
-    /// The shared copy of `name`, or a new one.
+    /// The shared copy of `name`: one of the names, or else the reading thread's
+    /// copy of a short string ([`shared_value`]), or a new one.
     pub(super) fn get(&self, name: &str) -> Arc<str> {
         match self.find(name) {
             Some(n) => Arc::clone(n),
-            None => Arc::from(name),
+            None => shared_value(name),
         }
     }
 }

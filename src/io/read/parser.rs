@@ -12,9 +12,10 @@ use crate::event::{Event, Space};
 /// Turns one input line into an [`Event`]. Built once per run.
 ///
 /// It holds no per-line state, so it can be shared by several threads. Short string
-/// values (up to 32 bytes) are shared between the events each thread reads, through
-/// a table of at most 4,096 values per thread: repeated values such as `"foe"` or a
-/// ship's name cost no allocation after the first.
+/// values (up to 32 bytes), and types and attribute names it was not given
+/// ([`LineParser::with_known_names`]), are shared between the events each thread
+/// reads, through a table of at most 4,096 strings per thread: repeated values such
+/// as `"foe"` or a ship's name cost no allocation after the first.
 #[derive(Clone, Debug)]
 pub struct LineParser {
     /// The names of the location fields, in (x, y) order.
