@@ -241,3 +241,38 @@ fn distinct_runs_pair_as_the_definition_says() {
         assert_eq!(d.stats().truncated_firings, 0);
     }
 }
+
+/// `P` ticking every millisecond over a window of three years, and the stream jumping
+/// ahead by 10⁷ s: ten billion ticks were due at once, all made into detections by
+/// one push (the process ran out of memory). An interval now ticks at most 100,000
+/// times in one run of timers and goes on from its first tick after the time the
+/// run moves to; the ticks passed over are counted.
+#[test]
+fn a_periodic_interval_ticks_at_most_the_firing_cap_in_one_jump() {
+    let net = net(r#""a": Atomic(type: "A"), "b": Atomic(type: "B"),
+        "out": P(start: "a", period: 0.001, end: "b", within: 100000000.0)"#);
+    let mut d = Detector::new(&net);
+    assert!(d.push(Event::new(1, "A", t(0.0))).unwrap().is_empty());
+    let jump = d.push(Event::new(2, "C", t(1e7))).unwrap();
+    assert_eq!(jump.len(), 100_000);
+    assert_eq!(jump.last().unwrap().time, t(100.0));
+    assert!(
+        d.stats().truncated_firings >= 9_999_800_000,
+        "{:?}",
+        d.stats()
+    );
+    // The interval goes on ticking, on its own period, after the time it jumped to
+    // (a tick at an event's own time comes after the event).
+    let after = d.push(Event::new(3, "C", t(1e7 + 0.5))).unwrap();
+    assert_eq!(after.len(), 499);
+    assert_eq!(after[0].time, t(1e7 + 0.001));
+    assert_eq!(after.last().unwrap().time, t(1e7 + 0.499));
+    // Below the cap nothing is passed over.
+    let mut d = Detector::new(&net);
+    d.push(Event::new(1, "A", t(0.0))).unwrap();
+    assert_eq!(
+        d.push(Event::new(2, "C", t(99.9995))).unwrap().len(),
+        99_999
+    );
+    assert_eq!(d.stats().truncated_firings, 0);
+}

@@ -5,6 +5,7 @@ use std::collections::VecDeque;
 
 use rustc_hash::FxHashMap;
 
+use super::super::bind::MAX_FIRINGS;
 use super::super::place::TokenBudget;
 use super::super::token::{Extra, KeyVal, Token};
 use super::Cx;
@@ -19,6 +20,11 @@ struct Open {
     tag: u64,
     /// `A*`: the occurrences of `e` inside, in order.
     inside: VecDeque<Token>,
+    /// `P`: the time a run of timers was moving to when this interval last ticked,
+    /// and its ticks in that run (to stop at [`MAX_FIRINGS`]; a run of timers never
+    /// spans a snapshot, so it is not kept in one).
+    #[serde(skip)]
+    burst: Option<(Timestamp, usize)>,
 }
 
 impl Open {
@@ -145,6 +151,7 @@ impl Interval {
                     start: y.clone(),
                     tag,
                     inside: VecDeque::new(),
+                    burst: None,
                 },
             );
             cx.budget.add();
@@ -221,16 +228,41 @@ impl Interval {
         }
     }
 
-    /// A periodic tick of the interval tagged `tag` is due at `at`.
-    pub(crate) fn tick(&mut self, at: Timestamp, tag: u64, cx: &mut Cx<'_>) {
+    /// A periodic tick of the interval tagged `tag` is due at `at`, in a run of timers
+    /// up to `until`. An interval ticks at most [`MAX_FIRINGS`] times in one run (a
+    /// stream that jumps ahead by years at a period of milliseconds would otherwise
+    /// make billions of detections at once): then it goes on from its first tick after
+    /// `until`, and `truncated_firings` counts the ticks passed over.
+    pub(crate) fn tick(&mut self, at: Timestamp, tag: u64, until: Timestamp, cx: &mut Cx<'_>) {
         let Some(key) = self.tags.remove(&tag) else {
             return;
         };
-        let Some(o) = self.open.get(&key) else { return };
+        let Some(period) = self.period() else { return };
+        let Some(o) = self.open.get_mut(&key) else {
+            return;
+        };
         if o.tag != tag {
             return;
         }
-        if let Some(period) = self.period() {
+        let fired = match o.burst {
+            Some((to, n)) if to == until => n + 1,
+            _ => 1,
+        };
+        o.burst = Some((until, fired));
+        let Some(o) = self.open.get(&key) else { return };
+        if fired > MAX_FIRINGS {
+            // The ticks from `at` up to (not including) the first after `until`.
+            let t0 = o.start.end;
+            let k_at = at.since(t0) / period;
+            let k_next = (until.since(t0) / period + 1).max(k_at + 1);
+            cx.budget.truncated += (k_next - k_at) as u64;
+            if let Some(next) = self.tick_time(t0, k_next) {
+                self.tags.insert(tag, key);
+                cx.timers.set(next, cx.component, tag);
+            }
+            return;
+        }
+        {
             let start = &o.start;
             cx.emit(Token {
                 start: start.start,

@@ -167,10 +167,11 @@ impl Component {
         }
     }
 
-    /// A timer set by this component is due.
-    pub(crate) fn tick(&mut self, at: Timestamp, tag: u64, cx: &mut Cx<'_>) {
+    /// A timer set by this component is due, in a run of timers up to `until` (the
+    /// time the detector is moving to).
+    pub(crate) fn tick(&mut self, at: Timestamp, tag: u64, until: Timestamp, cx: &mut Cx<'_>) {
         match self {
-            Component::Interval(u) => u.tick(at, tag, cx),
+            Component::Interval(u) => u.tick(at, tag, until, cx),
             Component::Stationary(u) => u.tick(at, tag, cx),
             Component::Silent(u) => u.tick(at, tag, cx),
             Component::Lasting(u) => u.tick(at, tag, cx),

@@ -305,7 +305,7 @@ impl Detector {
                     }
                     (_, Some((c, tag))) => {
                         due.next();
-                        self.fire(c, step, |u, cx| u.tick(at, tag, cx));
+                        self.fire(c, step, |u, cx| u.tick(at, tag, bound, cx));
                     }
                     (Some(_), None) => {
                         self.run_component(step);
