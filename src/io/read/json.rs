@@ -8,6 +8,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde_json::value::RawValue;
 
 use super::error::{clip, clip_name, fmt_f64};
 use super::fields::{role_kind, role_of, Name, Partial, Role, RoleKind, Scalar};
@@ -111,31 +112,45 @@ impl<'de> Visitor<'de> for EventSeed<'_> {
                     ctx.field = Some(key.to_string());
                 })
             };
+            // An id's number is read from its text (see `id_of`).
+            let id_value = |map: &mut M, ctx: &mut Ctx| {
+                map.next_value::<&'de RawValue>()
+                    .and_then(|raw| id_of(raw).map_err(de::Error::custom))
+                    .inspect_err(|_| ctx.field = Some(key.to_string()))
+            };
             let Some(roles) = mapped else {
                 let kind = match role_of(&key, parser.axes) {
                     Some(role) => role_kind(&role),
                     None => RoleKind::Attr,
                 };
-                let v = value(&mut map, self.ctx)?;
+                let v = if kind == RoleKind::Id {
+                    id_value(&mut map, self.ctx)?.0
+                } else {
+                    value(&mut map, self.ctx)?
+                };
                 if !take(parser, self.ctx, &mut fields, kind, Name::Borrowed(&key), v) {
                     return Err(de::Error::custom("bad field"));
                 }
                 continue;
             };
-            let v = value(&mut map, self.ctx)?;
+            let (id, v) = if roles.iter().any(|r| role_kind(r) == RoleKind::Id) {
+                id_value(&mut map, self.ctx)?
+            } else {
+                let v = value(&mut map, self.ctx)?;
+                (v.clone(), v)
+            };
             for role in roles {
                 let name = match role {
                     Role::Attr(name) => Name::Shared(name),
                     _ => Name::Borrowed(&key),
                 };
-                if !take(
-                    parser,
-                    self.ctx,
-                    &mut fields,
-                    role_kind(role),
-                    name,
-                    v.clone(),
-                ) {
+                let kind = role_kind(role);
+                let v = if kind == RoleKind::Id {
+                    id.clone()
+                } else {
+                    v.clone()
+                };
+                if !take(parser, self.ctx, &mut fields, kind, name, v) {
                     return Err(de::Error::custom("bad field"));
                 }
             }
@@ -299,6 +314,23 @@ impl<'de> Visitor<'de> for KeySeed {
 }
 
 /// Reads a field's value: a scalar, or notes that it is an array or an object.
+/// A field read as an id, and as anything else: the same value, but for a number
+/// written as a run of digits that no 64-bit integer holds (`-0`, or more than 20
+/// digits), which as an id is its text, as a CSV cell's would be (the number would
+/// lose digits).
+fn id_of(raw: &RawValue) -> Result<(Scalar<'_>, Scalar<'_>), serde_json::Error> {
+    let text = raw.get();
+    let v = ScalarSeed.deserialize(&mut serde_json::Deserializer::from_str(text))?;
+    let digits = text.strip_prefix('-').unwrap_or(text);
+    let id = match v {
+        Scalar::F64(_) if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) => {
+            Scalar::Str(Cow::Borrowed(text))
+        }
+        _ => v.clone(),
+    };
+    Ok((id, v))
+}
+
 struct ScalarSeed;
 
 impl<'de> DeserializeSeed<'de> for ScalarSeed {

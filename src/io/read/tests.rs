@@ -400,6 +400,46 @@ fn csv_rows() {
     );
 }
 
+/// An id written as a number that no 64-bit integer holds (`-0`, more than 20
+/// digits) is its text in JSON as in CSV (it was refused in JSON, kept in CSV); other
+/// numbers are ids or refused alike.
+#[test]
+fn json_and_csv_read_ids_alike() {
+    let p = csv("id,time");
+    for cell in [
+        "17",
+        "-17",
+        "0",
+        "-0",
+        "18446744073709551615",
+        "18446744073709551616",
+        "-9223372036854775809",
+        "99999999999999999999999",
+        "3.5",
+        "1e3",
+    ] {
+        let from_csv = p.parse(format!("{cell},0").as_bytes()).map(|e| e.id);
+        let from_json = json(&format!(r#"{{"id": {cell}, "time": 0}}"#)).map(|e| e.id);
+        // (A refusal shows the value as each format gives it: `1000.0`, `1e3`.)
+        assert_eq!(from_json.ok(), from_csv.ok(), "{cell}");
+    }
+    assert_eq!(
+        json(r#"{"id": -0, "time": 0}"#).unwrap().id,
+        Id::Str("-0".into())
+    );
+    // Under another name, mapped to the id and kept as an attribute too.
+    let map = FieldMap::new()
+        .field("id", "mmsi")
+        .and_then(|m| m.field("mmsi", "mmsi"))
+        .unwrap();
+    let mapped = LineParser::json(Space::Planar).with_fields(&map);
+    let e = mapped
+        .parse(br#"{"mmsi": 123456789012345678901234, "time": 0}"#)
+        .unwrap();
+    assert_eq!(e.id, Id::Str("123456789012345678901234".into()));
+    assert!(matches!(e.attr("mmsi"), Some(Value::Num(_))));
+}
+
 #[test]
 fn csv_ids() {
     let p = csv("id,time");
