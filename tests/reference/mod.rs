@@ -916,10 +916,6 @@ pub struct Reference {
     nodes: Vec<NOp>,
     /// Each state node's values and memory per key value (empty for other nodes).
     smem: Vec<states::Mem>,
-    /// A timed instant is one step (nets with states), or each tick is one.
-    one_step_per_instant: bool,
-    /// In a step of one tick: which (node, opening).
-    tick_only: Option<(usize, u64)>,
     /// Output name -> node.
     outputs: Vec<(String, usize)>,
     pstar: HashSet<usize>,
@@ -1154,8 +1150,6 @@ impl Reference {
         let n = b.nodes.len();
         Reference {
             space: net.space,
-            one_step_per_instant: net.events.values().any(Op::is_state),
-            tick_only: None,
             smem: (0..n).map(|_| states::Mem::default()).collect(),
             nodes: b.nodes,
             outputs,
@@ -1225,44 +1219,13 @@ impl Reference {
     }
 
     /// Runs every timed instant accepted by `due`, earliest first. One timed
-    /// instant is one step: every `P` tick and every timed state transition due
-    /// at that time happens in it (so none of them is "before" another).
-    ///
-    /// A net without states keeps the older rule for ticks of one time: each tick
-    /// is a step of its own, in (time, operator, opening) order, so that one can be
-    /// "before" another (what ccpn does for `P` alone).
+    /// instant is one step, as one input event is: every `P` tick and every timed
+    /// state transition due at that time happens in it, so none of them is "before"
+    /// another (an `A` whose start and end tick at one instant closes the interval
+    /// that was open, then opens the new one, as for one event that is both).
     fn run_instants(&mut self, due: impl Fn(i64) -> bool) {
-        if self.one_step_per_instant {
-            while let Some(t) = self.next_instant().filter(|&t| due(t)) {
-                self.run_step(None, Some(t));
-            }
-            return;
-        }
-        loop {
-            let mut best: Option<(i64, usize, u64)> = None;
-            for (n, op) in self.nodes.iter().enumerate() {
-                let NOp::Interval {
-                    kind: IvKind::P(period),
-                    within,
-                    ..
-                } = op
-                else {
-                    continue;
-                };
-                for iv in self.state[n].open.values() {
-                    if within.is_some_and(|w| iv.next_k * period > w) {
-                        continue;
-                    }
-                    let cand = (iv.t0 + iv.next_k * period, n, iv.seq);
-                    if due(cand.0) && best.is_none_or(|b| cand < b) {
-                        best = Some(cand);
-                    }
-                }
-            }
-            let Some((t, n, seq)) = best else { return };
-            self.tick_only = Some((n, seq));
+        while let Some(t) = self.next_instant().filter(|&t| due(t)) {
             self.run_step(None, Some(t));
-            self.tick_only = None;
         }
     }
 
@@ -1341,9 +1304,7 @@ impl Reference {
             .open
             .iter()
             .filter(|(_, iv)| {
-                within.is_none_or(|w| iv.next_k * period <= w)
-                    && iv.t0 + iv.next_k * period == t
-                    && self.tick_only.is_none_or(|only| only == (n, iv.seq))
+                within.is_none_or(|w| iv.next_k * period <= w) && iv.t0 + iv.next_k * period == t
             })
             .map(|(k, iv)| (iv.seq, k.clone()))
             .collect();
