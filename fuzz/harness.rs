@@ -24,6 +24,8 @@ mod reference;
 
 #[path = "bounds.rs"]
 mod bounds;
+// Each fuzz target uses one of the checks; the others are unused there.
+#[allow(unused_imports)]
 pub(crate) use bounds::{net_shapes, stream_bounds};
 
 #[path = "../src/bin/ccpn-run/dataflow/cluster/handshake.rs"]

@@ -2,7 +2,8 @@
 //! a terminator's search for initiators passes over the waiting tokens of its own
 //! `distinct` value at once, and over at most 10,000 other ineligible tokens,
 //! an operator fires at most 100,000 times for one terminator, and a `Count` whose set
-//! cap is full reads only the sets an event could complete. Each stop is counted in
+//! cap is full reads only the sets an event could complete, and one step makes at
+//! most a bounded number of tokens, however deep the net. Each stop is counted in
 //! `truncated_firings`; below the caps the detections are those without them.
 
 use ccpn::{Detection, Detector, DetectorOptions, Event, Net, Timestamp};
@@ -275,4 +276,46 @@ fn a_periodic_interval_ticks_at_most_the_firing_cap_in_one_jump() {
         99_999
     );
     assert_eq!(d.stats().truncated_firings, 0);
+}
+
+/// A chain of 1,500 `Dist`, each pairing the level below with every `b`: each level
+/// makes one more token than the one below, so one event made about a million
+/// tokens (and a chain of 10,241, found by the `net_shapes` fuzz target, fifty
+/// million: 1.5 s an event in a release build). The token cap bounds what is kept,
+/// not what one event makes; a step now makes at most the larger of the cap and a
+/// million tokens, and what it does not make is counted.
+#[test]
+fn a_deep_chain_makes_at_most_the_step_bound_of_tokens_per_event() {
+    let chain = |depth: usize| {
+        let mut events = String::from(r#""e0": Atomic(type: "A"), "b": Atomic(type: "B"),"#);
+        for i in 1..=depth {
+            events += &format!(
+                r#""e{i}": Dist(a: "e{}", b: "b", max: 5.0, within: 60.0),"#,
+                i - 1
+            );
+        }
+        events += &format!(r#""out": Or(of: ["e{depth}"])"#);
+        net(&events)
+    };
+    let run = |net: &Net| {
+        let mut d = Detector::new(net);
+        let mut found = 0;
+        for i in 0..6u32 {
+            let ev = Event::new(
+                i64::from(i),
+                ["A", "B"][i as usize % 2],
+                t(f64::from(i) * 5.0),
+            )
+            .at(f64::from(i), 0.0);
+            found += d.push(ev).unwrap().len();
+        }
+        (found, d.stats())
+    };
+    // A shallow chain is not touched by the bound: every level fires.
+    let (found, stats) = run(&chain(40));
+    assert_eq!(stats.truncated_firings, 0, "{stats:?}");
+    assert!(found > 0);
+    // The deep one stops at the bound, and says so.
+    let (_, stats) = run(&chain(1_500));
+    assert!(stats.truncated_firings > 0, "{stats:?}");
 }

@@ -16,9 +16,19 @@ pub(crate) struct TokenBudget {
     pub(crate) cap: usize,
     /// Tokens evicted (or refused) because the cap was reached.
     pub(crate) evicted: u64,
-    /// Terminators whose search for `Any`'s sets stopped at its caps.
+    /// Occurrences not made because a search or a step reached its bound.
     pub(crate) truncated: u64,
+    /// The step [`TokenBudget::made`] counts for.
+    #[serde(skip)]
+    step: u64,
+    /// Tokens made in that step.
+    #[serde(skip)]
+    made: usize,
 }
+
+/// The fewest tokens one step (an input event or a timed instant) may make, all
+/// components together; the bound is the larger of this and the token cap.
+pub(crate) const MIN_STEP_TOKENS: usize = 1_000_000;
 
 impl TokenBudget {
     pub(crate) fn new(cap: usize) -> TokenBudget {
@@ -28,7 +38,25 @@ impl TokenBudget {
             cap,
             evicted: 0,
             truncated: 0,
+            step: 0,
+            made: 0,
         }
+    }
+
+    /// How many of `n` new tokens step `step` may still make: one step makes at most
+    /// the larger of the cap and [`MIN_STEP_TOKENS`], so the work of one event stays
+    /// bounded however deep the net passes its tokens on. What is cut is counted in
+    /// `truncated`.
+    pub(crate) fn allow(&mut self, step: u64, n: usize) -> usize {
+        if step != self.step {
+            self.step = step;
+            self.made = 0;
+        }
+        let left = self.cap.max(MIN_STEP_TOKENS).saturating_sub(self.made);
+        let allowed = n.min(left);
+        self.made += allowed;
+        self.truncated += (n - allowed) as u64;
+        allowed
     }
 
     pub(crate) fn add(&mut self) {

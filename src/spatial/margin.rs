@@ -13,6 +13,8 @@
 //! to the point found, so the comparison with the margin is decided on a geodesic
 //! wherever it is close.
 
+use geo_types::Polygon;
+
 use super::metric::{bearing, distance, geodesic_destination, norm360, WGS84_A, WGS84_E2};
 use super::zone::{Shape, Zone};
 use crate::event::{Point, Space};
@@ -75,13 +77,10 @@ pub(crate) fn boundary_distance(shape: &Shape, space: Space, p: Point, margin: f
             ];
             ring_distance(space, p, &corners, margin)
         }
-        Shape::Polygon(poly) => std::iter::once(poly.exterior())
-            .chain(poly.interiors())
-            .map(|ring| ring_distance(space, p, &ring.0, margin))
-            .fold(f64::INFINITY, f64::min),
+        Shape::Polygon(poly) => polygon_distance(poly, space, p, margin),
         Shape::MultiPolygon(mp) => {
             mp.0.iter()
-                .map(|poly| boundary_distance(&Shape::Polygon(poly.clone()), space, p, margin))
+                .map(|poly| polygon_distance(poly, space, p, margin))
                 .fold(f64::INFINITY, f64::min)
         }
         Shape::Sector {
@@ -91,6 +90,14 @@ pub(crate) fn boundary_distance(shape: &Shape, space: Space, p: Point, margin: f
             to_deg,
         } => sector_distance(space, p, *center, *radius, *from_deg, *to_deg, margin),
     }
+}
+
+/// The distance from `p` to the rings of `poly`, its holes' included.
+fn polygon_distance(poly: &Polygon<f64>, space: Space, p: Point, margin: f64) -> f64 {
+    std::iter::once(poly.exterior())
+        .chain(poly.interiors())
+        .map(|ring| ring_distance(space, p, &ring.0, margin))
+        .fold(f64::INFINITY, f64::min)
 }
 
 /// The distance from `p` to the closed ring through `pts` (the last point joins the
@@ -169,16 +176,24 @@ fn sector_distance(
 
 /// The distance from `p` to segment `a`–`b` in the plane, and the parameter of the
 /// closest point (0 at `a`, 1 at `b`).
+///
+/// Beside the segment the distance is |cross product| / length, not the length of
+/// the way to the closest point: on a grid of coordinates it is exact wherever the
+/// true distance is a float (a 3-4-5 edge and a point half a unit off it are half a
+/// unit apart, not a rounding less), so that a point exactly a margin from an edge is
+/// at the margin, as the boundary rule says.
 fn segment_distance(p: Point, a: Point, b: Point) -> (f64, f64) {
     let (dx, dy) = (b.x - a.x, b.y - a.y);
+    let (px, py) = (p.x - a.x, p.y - a.y);
     let len2 = dx * dx + dy * dy;
-    let t = if len2 > 0.0 {
-        (((p.x - a.x) * dx + (p.y - a.y) * dy) / len2).clamp(0.0, 1.0)
-    } else {
-        0.0
-    };
-    let (qx, qy) = (a.x + t * dx, a.y + t * dy);
-    (((p.x - qx).powi(2) + (p.y - qy).powi(2)).sqrt(), t)
+    let along = px * dx + py * dy;
+    if len2 == 0.0 || along <= 0.0 {
+        return (px.hypot(py), 0.0);
+    }
+    if along >= len2 {
+        return ((p.x - b.x).hypot(p.y - b.y), 1.0);
+    }
+    ((px * dy - py * dx).abs() / len2.sqrt(), along / len2)
 }
 
 /// A longitude difference in (-180, 180].
@@ -266,6 +281,25 @@ mod tests {
         assert_eq!(side(&z, Space::Planar, pt(5.0, 5.0), 0.5), Side::Outside);
         assert_eq!(side(&z, Space::Planar, pt(5.0, 5.0), 1.5), Side::Near);
         assert_eq!(side(&z, Space::Planar, pt(2.0, 2.0), 1.5), Side::Inside);
+    }
+
+    /// A point exactly the margin from a slanted edge is at the margin: inside by it
+    /// (found by the states property test, where the closest-point formula made
+    /// the distance a rounding less than 0.5).
+    #[test]
+    fn a_point_exactly_the_margin_from_a_slanted_edge_is_inside_by_it() {
+        let poly = Polygon::new(
+            LineString::from(vec![(1.0, 3.0), (4.0, 3.0), (1.0, 7.0)]),
+            vec![],
+        );
+        let z = zone(Shape::Polygon(poly));
+        // 0.5 from the 3-4-5 edge (4, 3)–(1, 7), farther from the others.
+        let p = pt(2.25, 4.5);
+        assert_eq!(boundary_distance(&z.shape, Space::Planar, p, 0.5), 0.5);
+        assert_eq!(side(&z, Space::Planar, p, 0.5), Side::Inside);
+        assert_eq!(side(&z, Space::Planar, p, 0.500_001), Side::Near);
+        // And outside, half a unit beyond that edge.
+        assert_eq!(side(&z, Space::Planar, pt(3.25, 5.5), 0.5), Side::Outside);
     }
 
     #[test]

@@ -1166,19 +1166,22 @@ impl Reference {
     /// Runs the whole stream (times non-decreasing) and `finish`, returning the
     /// detections per output name.
     pub fn run(net: &Net, events: &[Ev]) -> Output {
-        Reference::run_bounded(net, events, usize::MAX).expect("no bound")
+        Reference::run_bounded(net, events, usize::MAX)
+            .expect("no bound, and no distance a rounding error from its threshold")
     }
 
     /// Like [`Reference::run`], giving up (`None`) once the occurrences of all
-    /// events together exceed `max`: nested unrestricted contexts can make them
-    /// grow exponentially with the stream.
+    /// events together exceed `max` (nested unrestricted contexts can make them
+    /// grow exponentially with the stream), or when a distance came within rounding
+    /// of a threshold without being on it (`states::NEAR_TIE`).
     pub fn run_bounded(net: &Net, events: &[Ev], max: usize) -> Option<Output> {
         Reference::run_all(net, events, max).map(|r| r.output())
     }
 
     /// Runs the whole stream and `finish`: the reference after it, or `None` past
-    /// `max` occurrences.
+    /// `max` occurrences or on a near tie.
     fn run_all(net: &Net, events: &[Ev], max: usize) -> Option<Reference> {
+        states::NEAR_TIE.set(false);
         let mut r = Reference::new(net);
         for ev in events {
             // Whatever is due before the event's time happens first; what is due at
@@ -1195,7 +1198,8 @@ impl Reference {
         if let Some(last) = events.last().map(|e| e.time) {
             r.run_instants(|t| t <= last);
         }
-        Some(r)
+        // A distance within rounding of its threshold: either side is right.
+        (!states::NEAR_TIE.get()).then_some(r)
     }
 
     fn output(&self) -> Output {

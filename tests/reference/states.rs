@@ -15,6 +15,7 @@
 //! then, at a timed instant, what is due at that instant: an occurrence at exactly
 //! the due time prevents what it prevents, as an event at a tick's time does.
 
+use std::cell::Cell;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
@@ -438,11 +439,14 @@ impl Reference {
                     let (Some(p), Some(k)) = (y.loc, state_key(&y.attrs, key)) else {
                         continue;
                     };
+                    let space = self.space;
                     let deep_inside = zones.iter().any(|z| {
-                        z.contains_in(self.space, p) && z.boundary_dist(self.space, p) >= *margin
+                        z.contains_in(space, p)
+                            && at_least(space, z.boundary_dist(space, p), *margin)
                     });
                     let far_outside = zones.iter().all(|z| {
-                        !z.contains_in(self.space, p) && z.boundary_dist(self.space, p) >= *margin
+                        !z.contains_in(space, p)
+                            && at_least(space, z.boundary_dist(space, p), *margin)
                     });
                     let e = by_key.entry(k).or_default();
                     if deep_inside {
@@ -769,7 +773,7 @@ impl Reference {
         Reference::run_found_bounded(net, events, usize::MAX).expect("no bound")
     }
 
-    /// Like [`Reference::run_found`], giving up past `max` occurrences.
+    /// Like [`Reference::run_found`], giving up past `max` occurrences or on a near tie.
     pub fn run_found_bounded(net: &Net, events: &[Ev], max: usize) -> Option<Findings> {
         let r = Reference::run_all(net, events, max)?;
         let mut out = Findings::new();
@@ -883,12 +887,17 @@ pub fn geodesic(p: (f64, f64), q: (f64, f64)) -> f64 {
 fn seg_dist(p: (f64, f64), a: (f64, f64), b: (f64, f64)) -> f64 {
     let (dx, dy) = (b.0 - a.0, b.1 - a.1);
     let len2 = dx * dx + dy * dy;
-    let t = if len2 == 0.0 {
-        0.0
-    } else {
-        (((p.0 - a.0) * dx + (p.1 - a.1) * dy) / len2).clamp(0.0, 1.0)
-    };
-    dist(Space::Planar, p, (a.0 + t * dx, a.1 + t * dy))
+    let along = (p.0 - a.0) * dx + (p.1 - a.1) * dy;
+    if len2 == 0.0 || along <= 0.0 {
+        return dist(Space::Planar, p, a);
+    }
+    if along >= len2 {
+        return dist(Space::Planar, p, b);
+    }
+    // Beside the segment: the perpendicular distance, |cross| / length, which is
+    // exact where the distance can be (a length that is a whole square root), so
+    // that a point exactly on a corridor's edge is on it, as the contract says.
+    ((p.0 - a.0) * dy - (p.1 - a.1) * dx).abs() / len2.sqrt()
 }
 
 /// Geodesic distance from `p` to the edge `a`–`b`, its points taken linearly in
@@ -937,7 +946,12 @@ fn edges(ring: &[(f64, f64)]) -> Vec<((f64, f64), (f64, f64))> {
 /// Is `p` in the polygon `ring` (boundary included)? Even-odd ray casting, the
 /// boundary tested first.
 fn in_ring(ring: &[(f64, f64)], p: (f64, f64)) -> bool {
-    if edges(ring).iter().any(|&(a, b)| seg_dist(p, a, b) == 0.0) {
+    // On an edge is inside (`at_least(0, d)` is `d <= 0`, noting a point a rounding
+    // error off an edge).
+    if edges(ring)
+        .iter()
+        .any(|&(a, b)| at_least(Space::Planar, 0.0, seg_dist(p, a, b)))
+    {
         return true;
     }
     let mut inside = false;
@@ -992,7 +1006,7 @@ impl Zone {
     pub fn contains_in(&self, space: Space, p: (f64, f64)) -> bool {
         match self {
             Zone::Rect { min, max } => min.0 <= p.0 && p.0 <= max.0 && min.1 <= p.1 && p.1 <= max.1,
-            Zone::Circle { center, radius } => dist(space, *center, p) <= *radius,
+            Zone::Circle { center, radius } => at_least(space, *radius, dist(space, *center, p)),
             Zone::Polygon(ring) => in_ring(ring, p),
             Zone::Sector {
                 center,
@@ -1006,7 +1020,7 @@ impl Zone {
             }
             Zone::Line { points, width } => {
                 assert_eq!(space, Space::Planar, "the reference's lines are planar");
-                line_dist(points, p) <= width / 2.0
+                at_least(space, width / 2.0, line_dist(points, p))
             }
         }
     }
@@ -1059,6 +1073,27 @@ impl Zone {
             }
         }
     }
+}
+
+thread_local! {
+    /// Set when a distance was compared with a threshold it differs from by no more
+    /// than rounding (planar: a billionth; WGS84: the contract's 0.1 % of the
+    /// threshold) without being equal to it: there, ccpn's arithmetic and the
+    /// reference's may rightly fall on different sides, and the run is not compared.
+    /// (An exact tie is compared: the boundary is inside.)
+    pub(super) static NEAR_TIE: Cell<bool> = const { Cell::new(false) };
+}
+
+/// `a >= b`, noting in [`NEAR_TIE`] when the two are a rounding error apart.
+fn at_least(space: Space, a: f64, b: f64) -> bool {
+    let scale = match space {
+        Space::Planar => 1e-9 * a.abs().max(b.abs()).max(1.0),
+        Space::Wgs84 => 1e-3 * a.abs().max(b.abs()),
+    };
+    if a != b && (a - b).abs() <= scale {
+        NEAR_TIE.set(true);
+    }
+    a >= b
 }
 
 /// Planar distance from `p` to a polyline.

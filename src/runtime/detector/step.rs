@@ -48,6 +48,14 @@ impl Detector {
             counts,
         };
         f(&mut components[id], &mut cx);
+        let made = produced.len() + routed.len();
+        let allowed = budget.allow(step, made);
+        if allowed < made {
+            // The step has made all the tokens one step may: the rest are not made.
+            let own = allowed.min(produced.len());
+            produced.truncate(own);
+            routed.truncate(allowed - own);
+        }
         let program = &**program;
         let own = produced.drain(..).map(|tok| (id, tok));
         for (node, mut tok) in own.chain(routed.drain(..)) {

@@ -316,7 +316,7 @@ pub(crate) fn warn_limits(
 ) {
     if truncated > 0 {
         say::warning(format_args!(
-            "{truncated} occurrences stopped short of their firings: at 100,000 firings of one operator, 1,000,000 steps of Any's search, or 10,000 ineligible tokens passed over (docs/operators.md)"
+            "{truncated} occurrences stopped short of their firings: at 100,000 firings of one operator, 1,000,000 steps of Any's search, 10,000 ineligible tokens passed over, or the occurrences one event may make (docs/operators.md)"
         ));
     }
     if refused_sets > 0 {
