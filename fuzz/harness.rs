@@ -9,6 +9,11 @@
 //! - `detector`: random nets and streams (decoded from the bytes) through the
 //!   detector, compared with the brute-force reference of `tests/reference`, and
 //!   with a detector restored from its snapshot every few events.
+//! - `states`: random nets mixing the states (`Inside` with margins, `Stationary`,
+//!   `Silent`, `Close`, `Lasting`, `AllOf`, `AnyOf`, `Unless`, `Starts`, `Ends`,
+//!   `During`) with `Seq`, `Within`, `P` and `Count`, over streams with exact-time
+//!   ties, jitter at boundaries and missing keys, compared with the reference
+//!   (`phase` and `start` included), and restored from a snapshot after every event.
 //! - `stream_bounds`, `net_shapes`: hostile streams through the operators that can
 //!   multiply their work, and nets of every shape and size, within bounds of time
 //!   per event, memory and caps (`bounds.rs`).
@@ -36,6 +41,7 @@ use ccpn::io::read::{is_blank, Format, LineParser, Lines};
 use ccpn::{Detector, Event, Net, Space, Timestamp};
 
 use reference::gen::{self, EvSpec, Family};
+use reference::gen_states::{self, StateEvSpec};
 use reference::Val;
 
 /// Any bytes as a net file.
@@ -170,6 +176,54 @@ pub(crate) fn detector(data: &[u8]) {
         "restored every {every} events\n{}",
         net.to_ron()
     );
+}
+
+/// A random net with states and a stream decoded from the bytes, through ccpn and
+/// the reference, and through ccpn restored from its snapshot after every event.
+pub(crate) fn states(data: &[u8]) {
+    let (head, tail) = data.split_at(data.len().min(160));
+    let choices: Vec<u32> = head.iter().map(|&b| u32::from(b)).collect();
+    let specs: Vec<StateEvSpec> = tail.chunks_exact(6).take(50).map(state_spec).collect();
+    if specs.len() < 5 {
+        return;
+    }
+    let net = gen_states::gen_state_net(&choices);
+    let events = gen_states::state_events(&specs);
+    // Skipped: nets whose occurrences explode, and streams with a distance a
+    // rounding error from its threshold (either side is right there).
+    match reference::against::compare_found(&net, &events, 20_000) {
+        Ok(true) => {}
+        Ok(false) => return,
+        Err(e) => panic!("{e}"),
+    }
+    let straight = reference::against::ccpn_lines(&net, &events, None).expect("runs");
+    let restarted = reference::against::ccpn_lines(&net, &events, Some(1)).expect("runs");
+    assert_eq!(
+        straight,
+        restarted,
+        "restored after every event\n{}",
+        net.to_ron()
+    );
+}
+
+/// One report of a states stream from six bytes, with about the weights of the
+/// states property tests (ties, a quarter-unit jitter, unlocated reports, missing
+/// ships).
+fn state_spec(b: &[u8]) -> StateEvSpec {
+    let jitter = |v: u8| match v % 8 {
+        0..=5 => 0,
+        6 => 1,
+        _ => -1,
+    };
+    StateEvSpec {
+        dt: [0, 0, 0, 1, 1, 1, 2, 2, 3, 5][usize::from(b[0]) % 10],
+        ty: b[1] % 4,
+        loc: (!b[2].is_multiple_of(8))
+            .then(|| (b[3] % 21, b[4] % 21, jitter(b[2] / 8), jitter(b[2] / 64))),
+        speed: (!b[5].is_multiple_of(5)).then_some(b[5] / 5 % 21),
+        ship: (b[0] / 10 % 6 < 5).then_some(b[1] / 4 % 3),
+        kind: (b[3] / 21 % 10 < 7).then_some(b[4] / 21 % 2),
+    }
 }
 
 /// One input event from six bytes, with about the weights of the property tests.

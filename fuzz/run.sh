@@ -8,7 +8,7 @@ set -euo pipefail
 cd "$(dirname "$0")"
 seconds=${1:-300}
 status=0
-for target in ${TARGETS:-net_loader event_reader detector cluster_handshake stream_bounds net_shapes}; do
+for target in ${TARGETS:-net_loader event_reader detector states cluster_handshake stream_bounds net_shapes}; do
     echo "== $target: ${seconds}s"
     if ! cargo +nightly fuzz run -O "$target" -- \
         -max_total_time="$seconds" -max_len=4096 -print_final_stats=1; then

@@ -43,6 +43,11 @@ fn detector_corpus() {
 }
 
 #[test]
+fn states_corpus() {
+    replay("states", harness::states);
+}
+
+#[test]
 fn cluster_handshake_corpus() {
     replay("cluster_handshake", harness::cluster_handshake);
 }
