@@ -2,21 +2,25 @@
 //! one bounded channel, reorders them by time within `--max-delay` exactly as the
 //! batch run's reader does, pushes them through the [`Detector`], and hands each
 //! detection, written as the batch run writes it, to the hub and the sinks. It also
-//! keeps the counters of `/stats` and `/metrics` and the objects the map shows.
+//! keeps the counters of `/stats` and `/metrics`, the events consumed per source and
+//! the objects the map shows, and with `--checkpoint` writes the checkpoints
+//! (`checkpoint.rs`).
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::atomic::{AtomicI64, AtomicU64, AtomicUsize, Ordering::Relaxed};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use rustc_hash::FxHashMap;
 use tokio::sync::{mpsc, oneshot};
 
 use ccpn::io::reorder::Reorder;
 use ccpn::io::write::JsonLines;
-use ccpn::{Detection, Detector, DetectorOptions, Event, Net, Timestamp, Value};
+use ccpn::{Detection, Detector, DetectorOptions, Event, Net, NetSource, Timestamp, Value};
 
 use super::args::ServeArgs;
+use super::checkpoint::{backlog, MessageKey, Restored, Schedule};
 use super::error::ServeError;
 use super::hub::{Hub, Item};
 
@@ -25,11 +29,18 @@ const DEPTH: usize = 16;
 
 /// What the ingest sends the detector thread.
 pub(crate) enum ToEngine {
-    /// Events with their line (or message) numbers; the answer lists the late ones.
+    /// Events with their line (or message) numbers, and what of their source they
+    /// consume; the answer (once they are through the detector) lists the late ones.
     Batch {
         events: Vec<(u64, Event)>,
+        from: From,
         reply: Option<oneshot::Sender<Vec<Late>>>,
     },
+    /// Write a checkpoint if anything changed since the last one (`true` without
+    /// `--checkpoint`); the answer says whether the state is in one now.
+    Checkpoint(oneshot::Sender<bool>),
+    /// Time has passed: write a checkpoint if one is due.
+    Tick,
     /// The input has been quiet: move event time to the wall clock less `--max-delay`.
     Heartbeat,
     /// The net's zones as GeoJSON, moving zones where they are now.
@@ -40,6 +51,16 @@ pub(crate) enum ToEngine {
         net: Box<Net>,
         reply: oneshot::Sender<Result<ccpn::ReloadReport, String>>,
     },
+}
+
+/// What a batch consumes of its source.
+pub(crate) struct From {
+    /// The source's name (`?source=`, `mqtt`, `events`).
+    pub(crate) source: Arc<str>,
+    /// Lines (or MQTT messages) consumed with this batch, rejected ones included.
+    pub(crate) consumed: u64,
+    /// The MQTT messages it holds, for recognising them if the broker sends them again.
+    pub(crate) messages: Vec<MessageKey>,
 }
 
 /// An event refused as late: its line and why.
@@ -59,6 +80,8 @@ pub(crate) struct Sink {
 #[derive(Default)]
 pub(crate) struct SinkCounters {
     pub(crate) delivered: AtomicU64,
+    /// The seq after the last detection delivered (they are delivered in seq order).
+    pub(crate) next: AtomicU64,
     pub(crate) dropped: AtomicU64,
     pub(crate) failures: AtomicU64,
 }
@@ -81,6 +104,8 @@ pub(crate) struct Counters {
     pub(crate) now_micros: AtomicI64,
     pub(crate) requests: AtomicU64,
     pub(crate) refused_requests: AtomicU64,
+    pub(crate) checkpoints: AtomicU64,
+    pub(crate) checkpoint_failures: AtomicU64,
 }
 
 /// Where each tracked object was last seen, and its trail.
@@ -109,6 +134,18 @@ pub(crate) struct Shared {
     pub(crate) sinks: Vec<(String, Arc<SinkCounters>)>,
     pub(crate) objects: Mutex<Objects>,
     pub(crate) started: Instant,
+    /// Events consumed per source.
+    consumed: Mutex<BTreeMap<String, u64>>,
+    /// The same, as of the last checkpoint written (`None`: none yet).
+    checkpointed: Mutex<Option<BTreeMap<String, u64>>>,
+    /// MQTT messages a resumed server has consumed already: the broker may send them
+    /// again, unacknowledged when the checkpoint was written.
+    pub(crate) consumed_messages: Mutex<Vec<MessageKey>>,
+}
+
+/// Locks `m`, whatever a panic left in it.
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 impl Shared {
@@ -134,27 +171,45 @@ impl Shared {
     }
 
     pub(crate) fn objects(&self) -> MutexGuard<'_, Objects> {
-        self.objects
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+        lock(&self.objects)
+    }
+
+    /// Events consumed per source.
+    pub(crate) fn consumed(&self) -> MutexGuard<'_, BTreeMap<String, u64>> {
+        lock(&self.consumed)
+    }
+
+    /// Events consumed per source as of the last checkpoint written.
+    pub(crate) fn checkpointed(&self) -> MutexGuard<'_, Option<BTreeMap<String, u64>>> {
+        lock(&self.checkpointed)
     }
 }
 
-/// The running detector thread.
+/// The running detector thread; it returns its state when its input is closed and
+/// it has taken all of it, for the last checkpoint.
 pub(crate) struct Engine {
     pub(crate) shared: Arc<Shared>,
-    pub(crate) thread: JoinHandle<()>,
+    pub(crate) thread: JoinHandle<Box<Loop>>,
 }
 
-/// Starts the detector thread for `net`.
-pub(crate) fn start(net: &Net, args: &ServeArgs, sinks: Vec<Sink>) -> Result<Engine, ServeError> {
+/// Starts the detector thread for `net`, or for the server `restored` from a
+/// checkpoint: its detector, counters, ring and sinks' backlogs as they were.
+pub(crate) fn start(
+    net: &Net,
+    args: &ServeArgs,
+    sinks: Vec<Sink>,
+    restored: Option<Restored>,
+) -> Result<Engine, ServeError> {
     let outputs: Vec<String> = net.outputs().map(str::to_owned).collect();
     let options = DetectorOptions {
         max_tokens: args.max_tokens,
         max_sets: args.max_sets,
         zone_index: true,
     };
-    let detector = Detector::with_options(net, options);
+    let (detector, saved) = match restored {
+        Some(r) => (r.detector, Some(r.saved)),
+        None => (Detector::with_options(net, options), None),
+    };
     let (tx, rx) = mpsc::channel(DEPTH);
     let key = args.object.clone().unwrap_or_else(|| object_key(net));
     let shared = Arc::new(Shared {
@@ -181,10 +236,14 @@ pub(crate) fn start(net: &Net, args: &ServeArgs, sinks: Vec<Sink>) -> Result<Eng
             tick: 0,
         }),
         started: Instant::now(),
+        consumed: Mutex::default(),
+        checkpointed: Mutex::default(),
+        consumed_messages: Mutex::default(),
     });
-    let mut engine = Loop {
+    let mut engine = Box::new(Loop {
         detector,
         reorder: Reorder::new(args.max_delay),
+        held: FxHashMap::default(),
         max_delay: args.max_delay,
         serial: 0,
         writer: JsonLines::new(net.space()),
@@ -192,23 +251,33 @@ pub(crate) fn start(net: &Net, args: &ServeArgs, sinks: Vec<Sink>) -> Result<Eng
         sinks,
         found: Vec::new(),
         quiet: true,
-    };
+        source: net.source().clone(),
+        schedule: Schedule::new(args),
+        unacked: Vec::new(),
+    });
+    if let Some(saved) = saved {
+        engine.restore(saved);
+    }
     let thread = std::thread::Builder::new()
         .name("detector".into())
-        .spawn(move || engine.run(rx))
+        .spawn(move || {
+            engine.run(rx);
+            engine
+        })
         .map_err(ServeError::Thread)?;
     Ok(Engine { shared, thread })
 }
 
-/// Sends a heartbeat to the detector thread every `beat`.
-pub(crate) fn start_heartbeat(shared: Arc<Shared>, beat: Duration) {
+/// Sends the detector thread `what()` every `every` until it stops: the
+/// heartbeat (`ToEngine::Heartbeat`), the checkpoints' clock (`ToEngine::Tick`).
+pub(crate) fn start_clock(shared: Arc<Shared>, every: Duration, what: fn() -> ToEngine) {
     tokio::spawn(async move {
-        let mut every = tokio::time::interval(beat);
+        let mut every = tokio::time::interval(every);
         every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
             every.tick().await;
             let Some(tx) = shared.sender() else { return };
-            if tx.send(ToEngine::Heartbeat).await.is_err() {
+            if tx.send(what()).await.is_err() {
                 return;
             }
         }
@@ -228,34 +297,72 @@ fn object_key(net: &Net) -> String {
 }
 
 /// The detector thread's state.
-struct Loop {
-    detector: Detector,
-    reorder: Reorder<Event>,
+pub(crate) struct Loop {
+    pub(super) detector: Detector,
+    /// The reorder buffer, of the events' serial numbers; the events it holds are
+    /// in `held`, so that a checkpoint can keep them.
+    pub(super) reorder: Reorder<()>,
+    pub(super) held: FxHashMap<u64, Event>,
     max_delay: i64,
     /// Events offered so far: the reorder's tie-breaking line numbers.
-    serial: u64,
+    pub(super) serial: u64,
     writer: JsonLines,
-    shared: Arc<Shared>,
+    pub(super) shared: Arc<Shared>,
     sinks: Vec<Sink>,
     found: Vec<Detection>,
     /// No batch since the last heartbeat.
     quiet: bool,
+    /// What the net in force was loaded from.
+    pub(super) source: NetSource,
+    /// `--checkpoint`'s schedule.
+    pub(super) schedule: Option<Schedule>,
+    /// MQTT messages consumed since the last checkpoint MQTT in acknowledged after.
+    pub(super) unacked: Vec<MessageKey>,
 }
 
 impl Loop {
     fn run(&mut self, mut rx: mpsc::Receiver<ToEngine>) {
         while let Some(msg) = rx.blocking_recv() {
             match msg {
-                ToEngine::Batch { events, reply } => {
+                ToEngine::Batch {
+                    events,
+                    from,
+                    reply,
+                } => {
                     self.quiet = false;
                     let late = self.batch(events);
+                    let due = self.consumed(from);
                     if let Some(reply) = reply {
                         let _ = reply.send(late);
+                    }
+                    if due {
+                        self.checkpoint();
+                    }
+                }
+                ToEngine::Checkpoint(reply) => {
+                    let now = self.sink_positions();
+                    let ok = match &self.schedule {
+                        Some(s) if s.dirty(&now) || !self.unacked.is_empty() => self.checkpoint(),
+                        _ => true,
+                    };
+                    if ok {
+                        // MQTT in acknowledges what it has consumed once this answer comes.
+                        self.unacked.clear();
+                    }
+                    let _ = reply.send(ok);
+                }
+                ToEngine::Tick => {
+                    let now = self.sink_positions();
+                    if self.schedule.as_ref().is_some_and(|s| s.due(&now)) {
+                        self.checkpoint();
                     }
                 }
                 ToEngine::Heartbeat => {
                     if std::mem::replace(&mut self.quiet, true) {
                         self.heartbeat();
+                        if let Some(s) = &mut self.schedule {
+                            s.changed = true;
+                        }
                     }
                 }
                 ToEngine::Zones(reply) => {
@@ -265,18 +372,95 @@ impl Loop {
                     let result = self.detector.reload(&net).map_err(|e| e.to_string());
                     if let Ok(report) = &result {
                         eprintln!("ccpn-run: note: net reloaded: {report}");
+                        self.source = net.source().clone();
+                        if let Some(s) = &mut self.schedule {
+                            s.changed = true;
+                        }
                     }
                     let _ = reply.send(result);
                 }
             }
         }
-        // The end: what is held is released, and the detector finishes.
-        while let Some((_, _, ev)) = self.reorder.pop_any() {
-            self.push(ev);
+        if self.schedule.is_none() {
+            // The end: what is held is released, and the detector finishes. With
+            // checkpoints, both wait for the resumed server instead.
+            while let Some((_, serial, ())) = self.reorder.pop_any() {
+                self.push_held(serial);
+            }
+            let last = self.detector.finish();
+            self.found.extend(last);
+            self.publish();
         }
-        let last = self.detector.finish();
-        self.found.extend(last);
+        // The sinks' queues close: they deliver what they hold, and end.
+        self.sinks.clear();
+    }
+
+    /// Counts what a batch consumed of its source; whether a checkpoint is due.
+    fn consumed(&mut self, from: From) -> bool {
+        if from.consumed > 0 {
+            let mut consumed = self.shared.consumed();
+            match consumed.get_mut(&*from.source) {
+                Some(n) => *n += from.consumed,
+                None => {
+                    consumed.insert(from.source.to_string(), from.consumed);
+                }
+            }
+        }
+        let Some(schedule) = &mut self.schedule else {
+            return false;
+        };
+        self.unacked.extend(from.messages);
+        schedule.consumed(from.consumed)
+    }
+
+    /// Puts the state of a checkpointed server back (before the thread starts).
+    fn restore(&mut self, mut saved: super::checkpoint::Saved) {
+        self.reorder = Reorder::resumed(self.max_delay, saved.newest, saved.released);
+        for (serial, ev) in std::mem::take(&mut saved.held) {
+            // Held once, it is not late now (the watermarks are as they were).
+            if self.reorder.push(ev.time, serial, ()).is_ok() {
+                self.held.insert(serial, ev);
+            }
+        }
+        self.serial = saved.serial;
+        let c = &self.shared.counters;
+        c.read.store(saved.read, Relaxed);
+        c.rejected.store(saved.rejected, Relaxed);
+        c.late.store(saved.late, Relaxed);
+        for (n, v) in c.per_output.iter().zip(&saved.per_output) {
+            n.store(*v, Relaxed);
+        }
+        c.detections
+            .store(self.detector.stats().detections, Relaxed);
+        *self.shared.consumed() = saved.sources.clone();
+        let items: Vec<Arc<Item>> = saved
+            .detections
+            .iter()
+            .map(|(seq, json)| {
+                Arc::new(Item {
+                    seq: *seq,
+                    json: json.clone(),
+                })
+            })
+            .collect();
+        self.shared.hub.restore(&items);
+        for sink in &self.sinks {
+            let (next, items) = backlog(&saved, &sink.name);
+            sink.counters.next.store(next, Relaxed);
+            for item in items {
+                if sink.tx.try_send(item).is_err() {
+                    sink.counters.dropped.fetch_add(1, Relaxed);
+                }
+            }
+        }
+        *lock(&self.shared.consumed_messages) = saved.unacked.clone();
+        self.unacked = saved.unacked;
         self.publish();
+        let now = self.sink_positions();
+        if let Some(s) = &mut self.schedule {
+            s.written(now);
+        }
+        *self.shared.checkpointed() = Some(saved.sources);
     }
 
     /// Offers a batch to the reorder, pushes what it releases; returns the late events.
@@ -287,11 +471,12 @@ impl Loop {
         for (line, ev) in events {
             self.serial += 1;
             objects.saw(&ev);
-            match self.reorder.offer(ev.time, self.serial, ev) {
-                Ok(Some((_, _, ev))) => self.push(ev),
+            match self.reorder.offer(ev.time, self.serial, ()) {
+                Ok(Some(_)) => self.push(ev),
                 Ok(None) => {
-                    while let Some((_, _, ev)) = self.reorder.pop_ready() {
-                        self.push(ev);
+                    self.held.insert(self.serial, ev);
+                    while let Some((_, serial, ())) = self.reorder.pop_ready() {
+                        self.push_held(serial);
                     }
                 }
                 Err(e) => late.push(Late {
@@ -309,6 +494,13 @@ impl Loop {
         late
     }
 
+    /// Pushes the held event `serial` through the detector.
+    fn push_held(&mut self, serial: u64) {
+        if let Some(ev) = self.held.remove(&serial) {
+            self.push(ev);
+        }
+    }
+
     /// Pushes one event through the detector.
     fn push(&mut self, ev: Event) {
         if self.detector.push_into(ev, &mut self.found).is_err() {
@@ -324,8 +516,8 @@ impl Loop {
             return;
         }
         self.reorder.advance(to);
-        while let Some((_, _, ev)) = self.reorder.pop_ready() {
-            self.push(ev);
+        while let Some((_, serial, ())) = self.reorder.pop_ready() {
+            self.push_held(serial);
         }
         let found = self.detector.advance_to(to);
         self.found.extend(found);
