@@ -20,7 +20,7 @@ use ccpn::io::write::JsonLines;
 use ccpn::{Detection, Detector, DetectorOptions, Event, Net, NetSource, Timestamp, Value};
 
 use super::args::ServeArgs;
-use super::checkpoint::{backlog, MessageKey, Restored, Schedule};
+use super::checkpoint::{backlog, MessageKey, Restored, Schedule, Unacked};
 use super::error::ServeError;
 use super::hub::{Hub, Item};
 
@@ -138,9 +138,15 @@ pub(crate) struct Shared {
     consumed: Mutex<BTreeMap<String, u64>>,
     /// The same, as of the last checkpoint written (`None`: none yet).
     checkpointed: Mutex<Option<BTreeMap<String, u64>>>,
-    /// MQTT messages a resumed server has consumed already: the broker may send them
-    /// again, unacknowledged when the checkpoint was written.
-    pub(crate) consumed_messages: Mutex<Vec<MessageKey>>,
+    /// MQTT messages consumed whose acknowledgement may not have reached the
+    /// broker: a checkpoint keeps them, for the resumed server to recognise them
+    /// when the broker sends them again.
+    unacked: Mutex<Unacked>,
+    /// Those of a resumed server's checkpoint, for MQTT in.
+    pub(crate) consumed_before: Mutex<Vec<MessageKey>>,
+    /// The MQTT batches consumed when the last checkpoint was written: MQTT in
+    /// acknowledges their messages.
+    pub(crate) mqtt_checkpointed: AtomicU64,
 }
 
 /// Locks `m`, whatever a panic left in it.
@@ -182,6 +188,11 @@ impl Shared {
     /// Events consumed per source as of the last checkpoint written.
     pub(crate) fn checkpointed(&self) -> MutexGuard<'_, Option<BTreeMap<String, u64>>> {
         lock(&self.checkpointed)
+    }
+
+    /// MQTT messages consumed and not acknowledged yet.
+    pub(crate) fn unacked(&self) -> MutexGuard<'_, Unacked> {
+        lock(&self.unacked)
     }
 }
 
@@ -238,7 +249,9 @@ pub(crate) fn start(
         started: Instant::now(),
         consumed: Mutex::default(),
         checkpointed: Mutex::default(),
-        consumed_messages: Mutex::default(),
+        unacked: Mutex::default(),
+        consumed_before: Mutex::default(),
+        mqtt_checkpointed: AtomicU64::new(0),
     });
     let mut engine = Box::new(Loop {
         detector,
@@ -253,10 +266,15 @@ pub(crate) fn start(
         quiet: true,
         source: net.source().clone(),
         schedule: Schedule::new(args),
-        unacked: Vec::new(),
+        mqtt_batches: 0,
     });
     if let Some(saved) = saved {
         engine.restore(saved);
+    }
+    // Nothing to checkpoint yet: the state is the one resumed from, or the empty one.
+    let now = engine.sink_positions();
+    if let Some(s) = &mut engine.schedule {
+        s.written(now);
     }
     let thread = std::thread::Builder::new()
         .name("detector".into())
@@ -316,8 +334,8 @@ pub(crate) struct Loop {
     pub(super) source: NetSource,
     /// `--checkpoint`'s schedule.
     pub(super) schedule: Option<Schedule>,
-    /// MQTT messages consumed since the last checkpoint MQTT in acknowledged after.
-    pub(super) unacked: Vec<MessageKey>,
+    /// MQTT batches consumed so far.
+    pub(super) mqtt_batches: u64,
 }
 
 impl Loop {
@@ -342,13 +360,10 @@ impl Loop {
                 ToEngine::Checkpoint(reply) => {
                     let now = self.sink_positions();
                     let ok = match &self.schedule {
-                        Some(s) if s.dirty(&now) || !self.unacked.is_empty() => self.checkpoint(),
+                        Some(s) if s.dirty(&now) => self.checkpoint(),
                         _ => true,
                     };
-                    if ok {
-                        // MQTT in acknowledges what it has consumed once this answer comes.
-                        self.unacked.clear();
-                    }
+                    // MQTT in acknowledges what it has consumed once this answer is yes.
                     let _ = reply.send(ok);
                 }
                 ToEngine::Tick => {
@@ -409,7 +424,10 @@ impl Loop {
         let Some(schedule) = &mut self.schedule else {
             return false;
         };
-        self.unacked.extend(from.messages);
+        if !from.messages.is_empty() {
+            self.mqtt_batches += 1;
+            self.shared.unacked().consumed(from.messages);
+        }
         schedule.consumed(from.consumed)
     }
 
@@ -453,13 +471,9 @@ impl Loop {
                 }
             }
         }
-        *lock(&self.shared.consumed_messages) = saved.unacked.clone();
-        self.unacked = saved.unacked;
+        self.shared.unacked().resumed(&saved.unacked);
+        *lock(&self.shared.consumed_before) = saved.unacked;
         self.publish();
-        let now = self.sink_positions();
-        if let Some(s) = &mut self.schedule {
-            s.written(now);
-        }
         *self.shared.checkpointed() = Some(saved.sources);
     }
 

@@ -5,11 +5,13 @@
 //! own after the broker goes away.
 
 use std::collections::VecDeque;
+
+use rustc_hash::FxHashMap;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 use std::time::Duration;
 
-use rumqttc::{AsyncClient, Event, EventLoop, MqttOptions, Packet, Publish, QoS};
+use rumqttc::{AsyncClient, Event, EventLoop, MqttOptions, Outgoing, Packet, Publish, QoS};
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 use xxhash_rust::xxh3::Xxh3;
@@ -126,10 +128,14 @@ pub(crate) fn start_in(
     let topic = broker.topic;
     let loop_name = name.clone();
     let subscriber = client.clone();
+    let acked = shared.clone();
     tokio::spawn(async move {
         let mut down = false;
         loop {
             match poll(&mut events, &loop_name, &mut down).await {
+                Some(Event::Outgoing(Outgoing::PubAck(pkid))) => {
+                    acked.unacked().acked(pkid);
+                }
                 Some(Event::Incoming(Packet::ConnAck(_))) => {
                     if let Err(e) = subscriber.try_subscribe(topic.clone(), QoS::AtLeastOnce) {
                         eprintln!("ccpn-run serve: warning: {loop_name}: cannot subscribe: {e}");
@@ -145,9 +151,22 @@ pub(crate) fn start_in(
             }
         }
     });
+    // Acknowledgements go through a task of their own: the reader never waits for
+    // the connection's task, which may be waiting for the reader.
+    let (acks, mut to_ack) = mpsc::unbounded_channel::<Vec<Publish>>();
+    tokio::spawn(async move {
+        while let Some(messages) = to_ack.recv().await {
+            for p in &messages {
+                if client.ack(p).await.is_err() {
+                    // The connection's task has gone: nothing left to acknowledge to.
+                    return;
+                }
+            }
+        }
+    });
     let again = std::mem::take(
         &mut *shared
-            .consumed_messages
+            .consumed_before
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner),
     );
@@ -155,7 +174,7 @@ pub(crate) fn start_in(
         parser,
         durable: args.checkpoint.is_some(),
         shared,
-        client,
+        acks,
         name,
         max_line: args.max_line_bytes,
         no: 0,
@@ -164,8 +183,9 @@ pub(crate) fn start_in(
         taken: Vec::new(),
         keys: Vec::new(),
         in_flight: VecDeque::new(),
-        detected: Vec::new(),
-        again,
+        handed: 0,
+        detected: VecDeque::new(),
+        again: again.into_iter().collect(),
     };
     tokio::spawn(reader.run(rx));
     Ok(())
@@ -176,7 +196,8 @@ pub(crate) fn start_in(
 struct Messages {
     parser: StreamParser,
     shared: Arc<Shared>,
-    client: AsyncClient,
+    /// To the task that acknowledges messages.
+    acks: mpsc::UnboundedSender<Vec<Publish>>,
     name: String,
     max_line: usize,
     /// Lines (events) read so far: their numbers in messages.
@@ -188,12 +209,14 @@ struct Messages {
     keys: Vec<MessageKey>,
     /// Batches sent to the detector thread, not answered yet, with their messages.
     in_flight: VecDeque<(oneshot::Receiver<Vec<Late>>, Vec<Publish>)>,
-    /// With `--checkpoint`: messages through the detector, waiting for a checkpoint.
+    /// With `--checkpoint`: messages through the detector, waiting for a checkpoint,
+    /// with the number of their batch (`handed` counts them).
     durable: bool,
-    detected: Vec<Publish>,
-    /// Messages a resumed server had consumed, which the broker may send again
-    /// (until the first message it sends for the first time).
-    again: Vec<MessageKey>,
+    handed: u64,
+    detected: VecDeque<(u64, Vec<Publish>)>,
+    /// Messages a resumed server had consumed, by packet id, which the broker may
+    /// send again (marked `dup`).
+    again: FxHashMap<u16, u128>,
 }
 
 impl Messages {
@@ -201,12 +224,13 @@ impl Messages {
     /// acknowledges what has gone through.
     async fn run(mut self, mut rx: mpsc::Receiver<Publish>) {
         while let Some(first) = rx.recv().await {
-            self.message(first).await;
+            self.message(first);
             while let Ok(p) = rx.try_recv() {
-                self.message(p).await;
+                self.message(p);
                 if self.batch.len() >= BATCH && !self.hand_over().await {
                     return;
                 }
+                self.ack_checkpointed();
             }
             if !self.hand_over().await {
                 return;
@@ -248,6 +272,7 @@ impl Messages {
         if sent.is_err() {
             return false;
         }
+        self.handed += 1;
         self.in_flight.push_back((answer, messages));
         while self.in_flight.len() > IN_FLIGHT {
             self.settle_one().await;
@@ -267,15 +292,28 @@ impl Messages {
             return;
         }
         if self.durable {
-            self.detected.extend(messages);
+            self.detected
+                .push_back((self.handed - self.in_flight.len() as u64, messages));
         } else {
-            self.ack(&messages).await;
+            self.ack(messages);
         }
     }
 
-    /// With checkpoints, asks for one and acknowledges what it holds; while
-    /// checkpoints fail, tries again every second. `false` once the detector has stopped.
+    /// Acknowledges the messages that a checkpoint written holds.
+    fn ack_checkpointed(&mut self) {
+        let through = self.shared.mqtt_checkpointed.load(Relaxed);
+        while self.detected.front().is_some_and(|(n, _)| *n <= through) {
+            if let Some((_, messages)) = self.detected.pop_front() {
+                self.ack(messages);
+            }
+        }
+    }
+
+    /// With checkpoints, asks for one if the messages detected are not all in one,
+    /// and acknowledges them; while checkpoints fail, tries again every second.
+    /// `false` once the detector has stopped.
     async fn checkpointed(&mut self) -> bool {
+        self.ack_checkpointed();
         while !self.detected.is_empty() {
             let Some(tx) = self.shared.sender() else {
                 return false;
@@ -285,10 +323,7 @@ impl Messages {
                 return false;
             }
             match answer.await {
-                Ok(true) => {
-                    let detected = std::mem::take(&mut self.detected);
-                    self.ack(&detected).await;
-                }
+                Ok(true) => self.ack_checkpointed(),
                 Ok(false) => tokio::time::sleep(Duration::from_secs(1)).await,
                 Err(_) => return false,
             }
@@ -297,30 +332,28 @@ impl Messages {
     }
 
     /// Acknowledges `messages` (QoS 1) to the broker.
-    async fn ack(&self, messages: &[Publish]) {
-        for p in messages {
-            // Gone only when the connection's task has: nothing left to acknowledge to.
-            let _ = self.client.ack(p).await;
-        }
+    fn ack(&self, messages: Vec<Publish>) {
+        // Gone only with the connection's task: nothing left to acknowledge to.
+        let _ = self.acks.send(messages);
     }
 
     /// One message: one JSON event, or JSON Lines. One that a resumed server had
     /// consumed already is only acknowledged.
-    async fn message(&mut self, mut p: Publish) {
+    fn message(&mut self, mut p: Publish) {
         let mut hash = Xxh3::new();
         hash.update(p.topic.as_bytes());
         hash.update(&[0]);
         hash.update(&p.payload);
         let key = (p.pkid, hash.digest128());
-        if !self.again.is_empty() {
-            if let Some(i) = self.again.iter().position(|k| *k == key).filter(|_| p.dup) {
-                self.again.swap_remove(i);
-                self.ack(std::slice::from_ref(&p)).await;
+        if let Some(before) = self.again.remove(&p.pkid) {
+            if p.dup && before == key.1 {
+                p.payload = Default::default();
+                self.ack(vec![p]);
                 return;
             }
-            if !p.dup {
-                self.again.clear();
-            }
+            // Another message under that packet id: the one consumed before was
+            // acknowledged, and the broker has reused its id.
+            self.shared.unacked().reused((p.pkid, before));
         }
         self.events_of(&p);
         p.payload = Default::default();
