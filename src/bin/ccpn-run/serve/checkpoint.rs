@@ -30,14 +30,14 @@ use crate::checkpoint::{read_sealed, seal, write_atomically, SERVE_MAGIC};
 const VERSION: u32 = 1;
 
 /// An MQTT message as the broker would send it again: its packet id and the
-/// XXH3-128 of its topic and payload.
-pub(crate) type MessageKey = (u16, u128);
+/// XXH3-64 of its topic and payload.
+pub(crate) type MessageKey = (u16, u64);
 
 /// How long after its acknowledgement was sent a message is still taken for one
 /// the broker may send again: an acknowledgement written to the socket can still be
 /// lost when the process dies (the connection is reset, and what the broker had not
 /// read of it is gone).
-const ACK_GRACE: Duration = Duration::from_secs(10);
+const ACK_GRACE: Duration = Duration::from_secs(2);
 
 /// MQTT messages consumed whose acknowledgement may not have reached the broker,
 /// by packet id (one a packet id: the broker reuses an id once it has the
@@ -46,7 +46,7 @@ const ACK_GRACE: Duration = Duration::from_secs(10);
 /// acknowledged or acknowledged within [`ACK_GRACE`].
 #[derive(Default)]
 pub(crate) struct Unacked {
-    by_id: FxHashMap<u16, (u128, Option<Instant>)>,
+    by_id: FxHashMap<u16, (u64, Option<Instant>)>,
 }
 
 impl Unacked {

@@ -6,7 +6,7 @@
 //! the objects the map shows, and with `--checkpoint` writes the checkpoints
 //! (`checkpoint.rs`).
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicI64, AtomicU64, AtomicUsize, Ordering::Relaxed};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
@@ -17,12 +17,13 @@ use tokio::sync::{mpsc, oneshot};
 
 use ccpn::io::reorder::Reorder;
 use ccpn::io::write::JsonLines;
-use ccpn::{Detection, Detector, DetectorOptions, Event, Net, NetSource, Timestamp, Value};
+use ccpn::{Detection, Detector, DetectorOptions, Event, Net, NetSource, Timestamp};
 
 use super::args::ServeArgs;
 use super::checkpoint::{backlog, MessageKey, Restored, Schedule, Unacked};
 use super::error::ServeError;
 use super::hub::{Hub, Item};
+use super::objects::{self, Objects};
 
 /// Batches waiting for the detector, at most: the ingest waits beyond.
 const DEPTH: usize = 16;
@@ -106,23 +107,6 @@ pub(crate) struct Counters {
     pub(crate) refused_requests: AtomicU64,
     pub(crate) checkpoints: AtomicU64,
     pub(crate) checkpoint_failures: AtomicU64,
-}
-
-/// Where each tracked object was last seen, and its trail.
-pub(crate) struct Objects {
-    pub(crate) key: String,
-    trail: usize,
-    max: usize,
-    pub(crate) seen: HashMap<String, Track>,
-    tick: u64,
-}
-
-/// One object on the map.
-pub(crate) struct Track {
-    pub(crate) kind: Arc<str>,
-    pub(crate) time: f64,
-    pub(crate) trail: VecDeque<[f64; 2]>,
-    last_seen: u64,
 }
 
 /// What the handlers share.
@@ -222,7 +206,7 @@ pub(crate) fn start(
         None => (Detector::with_options(net, options), None),
     };
     let (tx, rx) = mpsc::channel(DEPTH);
-    let key = args.object.clone().unwrap_or_else(|| object_key(net));
+    let key = args.object.clone().unwrap_or_else(|| objects::key(net));
     let shared = Arc::new(Shared {
         to_engine: Mutex::new(Some(tx)),
         hub: Hub::new(
@@ -239,13 +223,7 @@ pub(crate) fn start(
             .map(|s| (s.name.clone(), s.counters.clone()))
             .collect(),
         outputs,
-        objects: Mutex::new(Objects {
-            key,
-            trail: args.trail.max(1),
-            max: args.max_objects.max(1),
-            seen: HashMap::new(),
-            tick: 0,
-        }),
+        objects: Mutex::new(Objects::new(key, args.trail, args.max_objects)),
         started: Instant::now(),
         consumed: Mutex::default(),
         checkpointed: Mutex::default(),
@@ -300,18 +278,6 @@ pub(crate) fn start_clock(shared: Arc<Shared>, every: Duration, what: fn() -> To
             }
         }
     });
-}
-
-/// The attribute naming objects on the map, when `--object` does not say.
-fn object_key(net: &Net) -> String {
-    let read = net.attribute_names();
-    [
-        "track", "mmsi", "object", "vehicle", "icao24", "ship", "key",
-    ]
-    .into_iter()
-    .find(|k| read.contains(k))
-    .unwrap_or("type")
-    .to_owned()
 }
 
 /// The detector thread's state.
@@ -583,47 +549,6 @@ impl Loop {
                 }
             }
         }
-    }
-}
-
-impl Objects {
-    /// Notes where `ev`'s object is.
-    fn saw(&mut self, ev: &Event) {
-        let Some(at) = ev.location else { return };
-        let name = if self.key == "type" {
-            ev.kind.to_string()
-        } else {
-            match ev.attr(&self.key) {
-                Some(Value::Str(s)) => s.to_string(),
-                Some(Value::Num(n)) => n.to_string(),
-                Some(Value::Bool(b)) => b.to_string(),
-                _ => return,
-            }
-        };
-        self.tick += 1;
-        if !self.seen.contains_key(&name) && self.seen.len() >= self.max {
-            if let Some(oldest) = self
-                .seen
-                .iter()
-                .min_by_key(|(_, t)| t.last_seen)
-                .map(|(k, _)| k.clone())
-            {
-                self.seen.remove(&oldest);
-            }
-        }
-        let track = self.seen.entry(name).or_insert_with(|| Track {
-            kind: ev.kind.clone(),
-            time: 0.0,
-            trail: VecDeque::new(),
-            last_seen: 0,
-        });
-        track.kind = ev.kind.clone();
-        track.time = ev.time.micros() as f64 / 1e6;
-        track.last_seen = self.tick;
-        if track.trail.len() == self.trail {
-            track.trail.pop_front();
-        }
-        track.trail.push_back([at.x, at.y]);
     }
 }
 

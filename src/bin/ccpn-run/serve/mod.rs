@@ -6,7 +6,7 @@
 //! detections as the batch run does and hands them to a bounded ring and a broadcast
 //! (`hub.rs`) read by the SSE and WebSocket clients (`stream.rs`), and to the sinks'
 //! bounded queues (`webhook.rs`, `mqtt.rs`). `http.rs` holds the router, the bearer token, `/stats`, `/zones` and
-//! the live map (`assets/`), `metrics.rs` `/metrics`, `client.rs` the webhooks' HTTP
+//! the live map (`assets/`), `metrics.rs` `/metrics`, `objects.rs` the map's objects, `client.rs` the webhooks' HTTP
 //! client, `checkpoint.rs` `--checkpoint` and `--resume`, `args.rs` the flags and
 //! `error.rs` the errors.
 
@@ -20,6 +20,7 @@ mod hub;
 mod ingest;
 mod metrics;
 mod mqtt;
+mod objects;
 mod replay;
 mod stream;
 mod webhook;

@@ -216,7 +216,7 @@ struct Messages {
     detected: VecDeque<(u64, Vec<Publish>)>,
     /// Messages a resumed server had consumed, by packet id, which the broker may
     /// send again (marked `dup`).
-    again: FxHashMap<u16, u128>,
+    again: FxHashMap<u16, u64>,
 }
 
 impl Messages {
@@ -344,7 +344,7 @@ impl Messages {
         hash.update(p.topic.as_bytes());
         hash.update(&[0]);
         hash.update(&p.payload);
-        let key = (p.pkid, hash.digest128());
+        let key = (p.pkid, hash.digest());
         if let Some(before) = self.again.remove(&p.pkid) {
             if p.dup && before == key.1 {
                 p.payload = Default::default();
