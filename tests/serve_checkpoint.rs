@@ -271,3 +271,37 @@ fn a_file_that_is_not_a_servers_checkpoint_is_refused() {
     let err = refused(&net, &["--resume", damaged.to_str().unwrap()]);
     assert!(err.contains("damaged"), "{err}");
 }
+
+#[test]
+fn a_recorded_stream_resumed_goes_on_after_what_was_consumed() {
+    let dir = tempfile::tempdir().unwrap();
+    let net = repo("nets/harbour.ron");
+    let events = repo("examples/harbour.jsonl");
+    let expected = batch_run(&net, &events);
+    let ckpt = dir.path().join("serve.ckpt");
+    let args = [
+        "--events",
+        events.to_str().unwrap(),
+        "--checkpoint",
+        ckpt.to_str().unwrap(),
+        "--resume",
+        ckpt.to_str().unwrap(),
+    ];
+    let first = Server::start(&net, &args);
+    first.wait_stats("the whole file in a checkpoint", |s| {
+        s["checkpoint"]["sources"]["events"] == 6000
+    });
+    first.kill();
+    let second = Server::start(&net, &args);
+    let stats = second.wait_stats("the replay's end", |_| {
+        second.stderr_text().contains("lines read")
+    });
+    assert_eq!(stats["sources"]["events"], 6000, "{stats}");
+    assert_eq!(stats["detections"], expected.len());
+    let stderr = second.stderr_text();
+    assert!(stderr.contains("0 lines read"), "{stderr}");
+    // A source name that is not one is refused.
+    let (status, text) = second.post("/events?source=two%20words", "application/x-ndjson", b"");
+    assert_eq!(status, 400, "{text}");
+    assert!(text.contains("source="), "{text}");
+}
