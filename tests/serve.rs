@@ -5,9 +5,6 @@
 
 mod serve_util;
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpListener;
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serve_util::*;
@@ -457,59 +454,6 @@ fn a_client_that_stops_reading_holds_up_neither_detection_nor_memory() {
     assert!(notice["missed"].as_u64().unwrap() > 0);
     assert_eq!(notice["since"], n);
     assert_eq!(stalled.next(), None, "disconnected after the notice");
-}
-
-/// What a receiver shares with its test: the bodies it accepted, or a count.
-type Shared<T> = Arc<Mutex<T>>;
-
-/// A webhook receiver: answers 500 to its first `fail` requests, then 200; its URL,
-/// the bodies it accepted and the number of requests it had.
-fn receiver(fail: usize) -> (String, Shared<Vec<String>>, Shared<usize>) {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}/hook", listener.local_addr().unwrap());
-    let bodies = Arc::new(Mutex::new(Vec::new()));
-    let requests = Arc::new(Mutex::new(0));
-    let (b, r) = (bodies.clone(), requests.clone());
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(stream) = stream else { return };
-            stream
-                .set_read_timeout(Some(Duration::from_secs(10)))
-                .unwrap();
-            let mut reader = BufReader::new(stream);
-            let mut length = 0;
-            loop {
-                let mut line = String::new();
-                if reader.read_line(&mut line).unwrap_or(0) == 0 {
-                    break;
-                }
-                if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-                    length = v.trim().parse().unwrap();
-                }
-                if line == "\r\n" {
-                    break;
-                }
-            }
-            let mut body = vec![0; length];
-            if reader.read_exact(&mut body).is_err() {
-                continue;
-            }
-            let n = {
-                let mut r = r.lock().unwrap();
-                *r += 1;
-                *r
-            };
-            let mut stream = reader.into_inner();
-            if n <= fail {
-                let _ = stream
-                    .write_all(b"HTTP/1.1 500 Internal Server Error\r\nContent-Length: 0\r\n\r\n");
-            } else {
-                b.lock().unwrap().push(String::from_utf8(body).unwrap());
-                let _ = stream.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n");
-            }
-        }
-    });
-    (url, bodies, requests)
 }
 
 #[test]

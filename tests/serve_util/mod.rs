@@ -1,11 +1,12 @@
 //! Starting `ccpn-run serve` for the tests, on 127.0.0.1 and a port the system
 //! picks, and talking to it: plain HTTP through ureq, Server-Sent Events over a raw
-//! socket (so that a test can stop reading), all with bounded waits.
+//! socket (so that a test can stop reading), a webhook receiver, all with bounded
+//! waits.
 
 #![allow(dead_code)]
 
 use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{SocketAddr, TcpStream};
+use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
@@ -175,6 +176,12 @@ impl Server {
             assert!(start.elapsed() < WAIT, "the server did not stop");
             std::thread::sleep(Duration::from_millis(20));
         }
+    }
+
+    /// Kills it with SIGKILL (no checkpoint, no goodbye) and waits for it.
+    pub(crate) fn kill(mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 
     /// Its stderr so far.
@@ -362,4 +369,57 @@ pub(crate) fn a_events(first: u64, n: u64) -> Vec<u8> {
         .unwrap();
     }
     out
+}
+
+/// What a receiver shares with its test: the bodies it accepted, or a count.
+pub(crate) type Shared<T> = Arc<Mutex<T>>;
+
+/// A webhook receiver: answers 500 to its first `fail` requests, then 200; its URL,
+/// the bodies it accepted and the number of requests it had.
+pub(crate) fn receiver(fail: usize) -> (String, Shared<Vec<String>>, Shared<usize>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/hook", listener.local_addr().unwrap());
+    let bodies = Arc::new(Mutex::new(Vec::new()));
+    let requests = Arc::new(Mutex::new(0));
+    let (b, r) = (bodies.clone(), requests.clone());
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(stream) = stream else { return };
+            stream
+                .set_read_timeout(Some(Duration::from_secs(10)))
+                .unwrap();
+            let mut reader = BufReader::new(stream);
+            let mut length = 0;
+            loop {
+                let mut line = String::new();
+                if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                    break;
+                }
+                if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                    length = v.trim().parse().unwrap();
+                }
+                if line == "\r\n" {
+                    break;
+                }
+            }
+            let mut body = vec![0; length];
+            if reader.read_exact(&mut body).is_err() {
+                continue;
+            }
+            let n = {
+                let mut r = r.lock().unwrap();
+                *r += 1;
+                *r
+            };
+            let mut stream = reader.into_inner();
+            if n <= fail {
+                let _ = stream
+                    .write_all(b"HTTP/1.1 500 Internal Server Error\r\nContent-Length: 0\r\n\r\n");
+            } else {
+                b.lock().unwrap().push(String::from_utf8(body).unwrap());
+                let _ = stream.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n");
+            }
+        }
+    });
+    (url, bodies, requests)
 }

@@ -5,11 +5,14 @@
 //! snapshot inside names the net it belongs to, and the net itself is kept (its text
 //! and its GeoJSON files' texts), so a run resumes with the net it was running when
 //! it was reloaded since it started, or when the files have changed since.
+//! `ccpn-run serve`'s checkpoints (`serve/checkpoint.rs`) share the layout under a
+//! magic of their own, `CCPNSERV`, and the atomic writing.
 
 use std::fs::{self, File};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use xxhash_rust::xxh3::xxh3_128;
 
@@ -52,48 +55,112 @@ pub(crate) struct Checkpoint {
 
 impl Checkpoint {
     pub(crate) fn encode(&self) -> Vec<u8> {
-        let body = postcard::to_stdvec(self).expect("a checkpoint serialises");
-        let mut bytes = Vec::with_capacity(MAGIC.len() + 4 + 16 + body.len());
-        bytes.extend_from_slice(MAGIC);
-        bytes.extend_from_slice(&VERSION.to_le_bytes());
-        bytes.extend_from_slice(&xxh3_128(&body).to_le_bytes());
-        bytes.extend_from_slice(&body);
-        bytes
+        seal(MAGIC, VERSION, self)
     }
 
     /// Reads the checkpoint at `path`: `Ok(None)` if there is no such file.
     pub(crate) fn read(path: &Path) -> Result<Option<Checkpoint>, String> {
-        let bytes = match fs::read(path) {
-            Ok(b) => b,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(format!("cannot read checkpoint {}: {e}", path.display())),
-        };
-        Checkpoint::decode(&bytes)
-            .map(Some)
-            .map_err(|e| format!("checkpoint {}: {e}", path.display()))
+        read_sealed(path, MAGIC, VERSION).map_err(|e| e.to_string())
     }
+}
 
-    fn decode(bytes: &[u8]) -> Result<Checkpoint, String> {
-        let rest = bytes
-            .strip_prefix(MAGIC)
-            .ok_or("not a ccpn-run checkpoint")?;
-        let (version, rest) = rest
-            .split_first_chunk::<4>()
-            .ok_or("not a ccpn-run checkpoint")?;
-        let version = u32::from_le_bytes(*version);
-        if version != VERSION {
-            return Err(format!(
-                "checkpoint format version {version}; this ccpn-run reads version {VERSION}"
-            ));
+/// Why a checkpoint file cannot be read.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum CheckpointError {
+    #[error("cannot read checkpoint {}: {source}", path.display())]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+    #[error("checkpoint {}: {why}", path.display())]
+    Bad { path: PathBuf, why: String },
+}
+
+/// `value` in a checkpoint's layout: `magic`, `version`, the body's XXH3-128, the
+/// postcard body.
+pub(crate) fn seal<T: Serialize>(magic: &[u8; 8], version: u32, value: &T) -> Vec<u8> {
+    let body = postcard::to_stdvec(value).expect("a checkpoint serialises");
+    let mut bytes = Vec::with_capacity(magic.len() + 4 + 16 + body.len());
+    bytes.extend_from_slice(magic);
+    bytes.extend_from_slice(&version.to_le_bytes());
+    bytes.extend_from_slice(&xxh3_128(&body).to_le_bytes());
+    bytes.extend_from_slice(&body);
+    bytes
+}
+
+/// Reads what [`seal`] wrote at `path`: `Ok(None)` if there is no such file.
+pub(crate) fn read_sealed<T: DeserializeOwned>(
+    path: &Path,
+    magic: &[u8; 8],
+    version: u32,
+) -> Result<Option<T>, CheckpointError> {
+    let bytes = match fs::read(path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(source) => {
+            return Err(CheckpointError::Read {
+                path: path.to_owned(),
+                source,
+            })
         }
-        let (sum, body) = rest
-            .split_first_chunk::<16>()
-            .ok_or("not a ccpn-run checkpoint")?;
-        if xxh3_128(body).to_le_bytes() != *sum {
-            return Err("damaged: its checksum does not match (truncated or altered)".into());
-        }
-        postcard::from_bytes(body).map_err(|e| format!("damaged: {e}"))
+    };
+    unseal(&bytes, magic, version)
+        .map(Some)
+        .map_err(|why| CheckpointError::Bad {
+            path: path.to_owned(),
+            why,
+        })
+}
+
+/// The value in `bytes`, checked against `magic`, `version` and the checksum.
+fn unseal<T: DeserializeOwned>(bytes: &[u8], magic: &[u8; 8], version: u32) -> Result<T, String> {
+    let Some(rest) = bytes.strip_prefix(magic) else {
+        return Err(
+            match OTHER_KINDS.iter().find(|(m, _)| bytes.starts_with(*m)) {
+                Some((_, kind)) => format!("{kind}, not {}", kind_of(magic)),
+                None => "not a ccpn-run checkpoint".into(),
+            },
+        );
+    };
+    let (found, rest) = rest
+        .split_first_chunk::<4>()
+        .ok_or("not a ccpn-run checkpoint")?;
+    let found = u32::from_le_bytes(*found);
+    if found != version {
+        return Err(format!(
+            "checkpoint format version {found}; this ccpn-run reads version {version}"
+        ));
     }
+    let (sum, body) = rest
+        .split_first_chunk::<16>()
+        .ok_or("not a ccpn-run checkpoint")?;
+    if xxh3_128(body).to_le_bytes() != *sum {
+        return Err("damaged: its checksum does not match (truncated or altered)".into());
+    }
+    postcard::from_bytes(body).map_err(|e| format!("damaged: {e}"))
+}
+
+/// The magic of `ccpn-run serve`'s checkpoints (`serve/checkpoint.rs`).
+pub(crate) const SERVE_MAGIC: &[u8; 8] = b"CCPNSERV";
+
+/// Each kind of checkpoint's magic, and what to call it.
+const OTHER_KINDS: &[(&[u8; 8], &str)] = &[
+    (
+        MAGIC,
+        "the checkpoint of a run over a file (ccpn-run NET EVENTS --checkpoint)",
+    ),
+    (
+        SERVE_MAGIC,
+        "the checkpoint of a server (ccpn-run serve --checkpoint)",
+    ),
+];
+
+fn kind_of(magic: &[u8; 8]) -> &'static str {
+    OTHER_KINDS
+        .iter()
+        .find(|(m, _)| *m == magic)
+        .map_or("a ccpn-run checkpoint", |(_, k)| *k)
 }
 
 /// Checkpoints that could not be written in this run: the run goes on (its

@@ -123,6 +123,33 @@ pub(crate) struct ServeArgs {
     #[arg(long, value_name = "N", default_value_t = 2)]
     pub(crate) threads: usize,
 
+    /// Save the server's state to FILE (atomically) every `--checkpoint-every` events
+    /// or `--checkpoint-interval`, and at shutdown: the detector, the events held for
+    /// reordering, the events consumed per source, the retained detections and how far
+    /// each sink delivered (docs/serve.md, *Checkpoints*).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) checkpoint: Option<PathBuf>,
+
+    /// Events (lines and MQTT messages) consumed between checkpoints, at most.
+    #[arg(long, value_name = "N", default_value_t = 100_000, value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) checkpoint_every: u64,
+
+    /// Longest time a consumed event waits for a checkpoint (seconds, or "500ms", "2s").
+    #[arg(long, value_name = "D", value_parser = ccpn::parse_duration, default_value = "1s")]
+    pub(crate) checkpoint_interval: i64,
+
+    /// Continue from the checkpoint in FILE (made by `serve --checkpoint`): the detector,
+    /// `seq`, the retained detections and the sinks' backlog as they were. Without such
+    /// a file, start afresh.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) resume: Option<PathBuf>,
+
+    /// The MQTT client id of `--mqtt-in`, with a persistent session (clean session
+    /// off): the broker keeps the subscription and the messages not acknowledged yet
+    /// while the server is away. Without it, a clean session per process.
+    #[arg(long, value_name = "ID")]
+    pub(crate) mqtt_client_id: Option<String>,
+
     /// Seconds given to the sinks to deliver what they hold at shutdown.
     #[arg(long, value_name = "SECONDS", default_value_t = 5)]
     pub(crate) shutdown_grace: u64,
@@ -150,7 +177,15 @@ impl ServeArgs {
                 self.listen
             )));
         }
+        if self.mqtt_client_id.as_deref().is_some_and(str::is_empty) {
+            return Err(ServeError::Args("--mqtt-client-id is empty".into()));
+        }
         Ok(())
+    }
+
+    /// `--checkpoint-interval`, as a duration (at least a millisecond).
+    pub(crate) fn checkpoint_interval(&self) -> std::time::Duration {
+        std::time::Duration::from_micros(self.checkpoint_interval.max(1_000).unsigned_abs())
     }
 
     /// `--heartbeat`, as a duration (at least a millisecond).

@@ -2,34 +2,46 @@
 //! one bounded channel, reorders them by time within `--max-delay` exactly as the
 //! batch run's reader does, pushes them through the [`Detector`], and hands each
 //! detection, written as the batch run writes it, to the hub and the sinks. It also
-//! keeps the counters of `/stats` and `/metrics` and the objects the map shows.
+//! keeps the counters of `/stats` and `/metrics`, the events consumed per source and
+//! the objects the map shows, and with `--checkpoint` writes the checkpoints
+//! (`checkpoint.rs`).
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicI64, AtomicU64, AtomicUsize, Ordering::Relaxed};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use rustc_hash::FxHashMap;
 use tokio::sync::{mpsc, oneshot};
 
 use ccpn::io::reorder::Reorder;
 use ccpn::io::write::JsonLines;
-use ccpn::{Detection, Detector, DetectorOptions, Event, Net, Timestamp, Value};
+use ccpn::{Detection, Detector, DetectorOptions, Event, Net, NetSource, Timestamp};
 
 use super::args::ServeArgs;
+use super::checkpoint::{backlog, MessageKey, Restored, Schedule, Unacked};
 use super::error::ServeError;
 use super::hub::{Hub, Item};
+use super::objects::{self, Objects};
 
 /// Batches waiting for the detector, at most: the ingest waits beyond.
 const DEPTH: usize = 16;
 
 /// What the ingest sends the detector thread.
 pub(crate) enum ToEngine {
-    /// Events with their line (or message) numbers; the answer lists the late ones.
+    /// Events with their line (or message) numbers, and what of their source they
+    /// consume; the answer (once they are through the detector) lists the late ones.
     Batch {
         events: Vec<(u64, Event)>,
+        from: From,
         reply: Option<oneshot::Sender<Vec<Late>>>,
     },
+    /// Write a checkpoint if anything changed since the last one (`true` without
+    /// `--checkpoint`); the answer says whether the state is in one now.
+    Checkpoint(oneshot::Sender<bool>),
+    /// Time has passed: write a checkpoint if one is due.
+    Tick,
     /// The input has been quiet: move event time to the wall clock less `--max-delay`.
     Heartbeat,
     /// The net's zones as GeoJSON, moving zones where they are now.
@@ -40,6 +52,16 @@ pub(crate) enum ToEngine {
         net: Box<Net>,
         reply: oneshot::Sender<Result<ccpn::ReloadReport, String>>,
     },
+}
+
+/// What a batch consumes of its source.
+pub(crate) struct From {
+    /// The source's name (`?source=`, `mqtt`, `events`).
+    pub(crate) source: Arc<str>,
+    /// Lines (or MQTT messages) consumed with this batch, rejected ones included.
+    pub(crate) consumed: u64,
+    /// The MQTT messages it holds, for recognising them if the broker sends them again.
+    pub(crate) messages: Vec<MessageKey>,
 }
 
 /// An event refused as late: its line and why.
@@ -59,6 +81,8 @@ pub(crate) struct Sink {
 #[derive(Default)]
 pub(crate) struct SinkCounters {
     pub(crate) delivered: AtomicU64,
+    /// The seq after the last detection delivered (they are delivered in seq order).
+    pub(crate) next: AtomicU64,
     pub(crate) dropped: AtomicU64,
     pub(crate) failures: AtomicU64,
 }
@@ -81,23 +105,8 @@ pub(crate) struct Counters {
     pub(crate) now_micros: AtomicI64,
     pub(crate) requests: AtomicU64,
     pub(crate) refused_requests: AtomicU64,
-}
-
-/// Where each tracked object was last seen, and its trail.
-pub(crate) struct Objects {
-    pub(crate) key: String,
-    trail: usize,
-    max: usize,
-    pub(crate) seen: HashMap<String, Track>,
-    tick: u64,
-}
-
-/// One object on the map.
-pub(crate) struct Track {
-    pub(crate) kind: Arc<str>,
-    pub(crate) time: f64,
-    pub(crate) trail: VecDeque<[f64; 2]>,
-    last_seen: u64,
+    pub(crate) checkpoints: AtomicU64,
+    pub(crate) checkpoint_failures: AtomicU64,
 }
 
 /// What the handlers share.
@@ -109,6 +118,24 @@ pub(crate) struct Shared {
     pub(crate) sinks: Vec<(String, Arc<SinkCounters>)>,
     pub(crate) objects: Mutex<Objects>,
     pub(crate) started: Instant,
+    /// Events consumed per source.
+    consumed: Mutex<BTreeMap<String, u64>>,
+    /// The same, as of the last checkpoint written (`None`: none yet).
+    checkpointed: Mutex<Option<BTreeMap<String, u64>>>,
+    /// MQTT messages consumed whose acknowledgement may not have reached the
+    /// broker: a checkpoint keeps them, for the resumed server to recognise them
+    /// when the broker sends them again.
+    unacked: Mutex<Unacked>,
+    /// Those of a resumed server's checkpoint, for MQTT in.
+    pub(crate) consumed_before: Mutex<Vec<MessageKey>>,
+    /// The MQTT batches consumed when the last checkpoint was written: MQTT in
+    /// acknowledges their messages.
+    pub(crate) mqtt_checkpointed: AtomicU64,
+}
+
+/// Locks `m`, whatever a panic left in it.
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 impl Shared {
@@ -134,29 +161,52 @@ impl Shared {
     }
 
     pub(crate) fn objects(&self) -> MutexGuard<'_, Objects> {
-        self.objects
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+        lock(&self.objects)
+    }
+
+    /// Events consumed per source.
+    pub(crate) fn consumed(&self) -> MutexGuard<'_, BTreeMap<String, u64>> {
+        lock(&self.consumed)
+    }
+
+    /// Events consumed per source as of the last checkpoint written.
+    pub(crate) fn checkpointed(&self) -> MutexGuard<'_, Option<BTreeMap<String, u64>>> {
+        lock(&self.checkpointed)
+    }
+
+    /// MQTT messages consumed and not acknowledged yet.
+    pub(crate) fn unacked(&self) -> MutexGuard<'_, Unacked> {
+        lock(&self.unacked)
     }
 }
 
-/// The running detector thread.
+/// The running detector thread; it returns its state when its input is closed and
+/// it has taken all of it, for the last checkpoint.
 pub(crate) struct Engine {
     pub(crate) shared: Arc<Shared>,
-    pub(crate) thread: JoinHandle<()>,
+    pub(crate) thread: JoinHandle<Box<Loop>>,
 }
 
-/// Starts the detector thread for `net`.
-pub(crate) fn start(net: &Net, args: &ServeArgs, sinks: Vec<Sink>) -> Result<Engine, ServeError> {
+/// Starts the detector thread for `net`, or for the server `restored` from a
+/// checkpoint: its detector, counters, ring and sinks' backlogs as they were.
+pub(crate) fn start(
+    net: &Net,
+    args: &ServeArgs,
+    sinks: Vec<Sink>,
+    restored: Option<Restored>,
+) -> Result<Engine, ServeError> {
     let outputs: Vec<String> = net.outputs().map(str::to_owned).collect();
     let options = DetectorOptions {
         max_tokens: args.max_tokens,
         max_sets: args.max_sets,
         zone_index: true,
     };
-    let detector = Detector::with_options(net, options);
+    let (detector, saved) = match restored {
+        Some(r) => (r.detector, Some(r.saved)),
+        None => (Detector::with_options(net, options), None),
+    };
     let (tx, rx) = mpsc::channel(DEPTH);
-    let key = args.object.clone().unwrap_or_else(|| object_key(net));
+    let key = args.object.clone().unwrap_or_else(|| objects::key(net));
     let shared = Arc::new(Shared {
         to_engine: Mutex::new(Some(tx)),
         hub: Hub::new(
@@ -173,18 +223,18 @@ pub(crate) fn start(net: &Net, args: &ServeArgs, sinks: Vec<Sink>) -> Result<Eng
             .map(|s| (s.name.clone(), s.counters.clone()))
             .collect(),
         outputs,
-        objects: Mutex::new(Objects {
-            key,
-            trail: args.trail.max(1),
-            max: args.max_objects.max(1),
-            seen: HashMap::new(),
-            tick: 0,
-        }),
+        objects: Mutex::new(Objects::new(key, args.trail, args.max_objects)),
         started: Instant::now(),
+        consumed: Mutex::default(),
+        checkpointed: Mutex::default(),
+        unacked: Mutex::default(),
+        consumed_before: Mutex::default(),
+        mqtt_checkpointed: AtomicU64::new(0),
     });
-    let mut engine = Loop {
+    let mut engine = Box::new(Loop {
         detector,
         reorder: Reorder::new(args.max_delay),
+        held: FxHashMap::default(),
         max_delay: args.max_delay,
         serial: 0,
         writer: JsonLines::new(net.space()),
@@ -192,70 +242,108 @@ pub(crate) fn start(net: &Net, args: &ServeArgs, sinks: Vec<Sink>) -> Result<Eng
         sinks,
         found: Vec::new(),
         quiet: true,
-    };
+        source: net.source().clone(),
+        schedule: Schedule::new(args),
+        mqtt_batches: 0,
+    });
+    if let Some(saved) = saved {
+        engine.restore(saved);
+    }
+    // Nothing to checkpoint yet: the state is the one resumed from, or the empty one.
+    let now = engine.sink_positions();
+    if let Some(s) = &mut engine.schedule {
+        s.written(now);
+    }
     let thread = std::thread::Builder::new()
         .name("detector".into())
-        .spawn(move || engine.run(rx))
+        .spawn(move || {
+            engine.run(rx);
+            engine
+        })
         .map_err(ServeError::Thread)?;
     Ok(Engine { shared, thread })
 }
 
-/// Sends a heartbeat to the detector thread every `beat`.
-pub(crate) fn start_heartbeat(shared: Arc<Shared>, beat: Duration) {
+/// Sends the detector thread `what()` every `every` until it stops: the
+/// heartbeat (`ToEngine::Heartbeat`), the checkpoints' clock (`ToEngine::Tick`).
+pub(crate) fn start_clock(shared: Arc<Shared>, every: Duration, what: fn() -> ToEngine) {
     tokio::spawn(async move {
-        let mut every = tokio::time::interval(beat);
+        let mut every = tokio::time::interval(every);
         every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
             every.tick().await;
             let Some(tx) = shared.sender() else { return };
-            if tx.send(ToEngine::Heartbeat).await.is_err() {
+            if tx.send(what()).await.is_err() {
                 return;
             }
         }
     });
 }
 
-/// The attribute naming objects on the map, when `--object` does not say.
-fn object_key(net: &Net) -> String {
-    let read = net.attribute_names();
-    [
-        "track", "mmsi", "object", "vehicle", "icao24", "ship", "key",
-    ]
-    .into_iter()
-    .find(|k| read.contains(k))
-    .unwrap_or("type")
-    .to_owned()
-}
-
 /// The detector thread's state.
-struct Loop {
-    detector: Detector,
-    reorder: Reorder<Event>,
+pub(crate) struct Loop {
+    pub(super) detector: Detector,
+    /// The reorder buffer, of the events' serial numbers; the events it holds are
+    /// in `held`, so that a checkpoint can keep them.
+    pub(super) reorder: Reorder<()>,
+    pub(super) held: FxHashMap<u64, Event>,
     max_delay: i64,
     /// Events offered so far: the reorder's tie-breaking line numbers.
-    serial: u64,
+    pub(super) serial: u64,
     writer: JsonLines,
-    shared: Arc<Shared>,
+    pub(super) shared: Arc<Shared>,
     sinks: Vec<Sink>,
     found: Vec<Detection>,
     /// No batch since the last heartbeat.
     quiet: bool,
+    /// What the net in force was loaded from.
+    pub(super) source: NetSource,
+    /// `--checkpoint`'s schedule.
+    pub(super) schedule: Option<Schedule>,
+    /// MQTT batches consumed so far.
+    pub(super) mqtt_batches: u64,
 }
 
 impl Loop {
     fn run(&mut self, mut rx: mpsc::Receiver<ToEngine>) {
         while let Some(msg) = rx.blocking_recv() {
             match msg {
-                ToEngine::Batch { events, reply } => {
+                ToEngine::Batch {
+                    events,
+                    from,
+                    reply,
+                } => {
                     self.quiet = false;
                     let late = self.batch(events);
+                    let due = self.consumed(from);
                     if let Some(reply) = reply {
                         let _ = reply.send(late);
+                    }
+                    if due {
+                        self.checkpoint();
+                    }
+                }
+                ToEngine::Checkpoint(reply) => {
+                    let now = self.sink_positions();
+                    let ok = match &self.schedule {
+                        Some(s) if s.dirty(&now) => self.checkpoint(),
+                        _ => true,
+                    };
+                    // MQTT in acknowledges what it has consumed once this answer is yes.
+                    let _ = reply.send(ok);
+                }
+                ToEngine::Tick => {
+                    let now = self.sink_positions();
+                    if self.schedule.as_ref().is_some_and(|s| s.due(&now)) {
+                        self.checkpoint();
                     }
                 }
                 ToEngine::Heartbeat => {
                     if std::mem::replace(&mut self.quiet, true) {
                         self.heartbeat();
+                        if let Some(s) = &mut self.schedule {
+                            s.changed = true;
+                        }
                     }
                 }
                 ToEngine::Zones(reply) => {
@@ -265,18 +353,94 @@ impl Loop {
                     let result = self.detector.reload(&net).map_err(|e| e.to_string());
                     if let Ok(report) = &result {
                         eprintln!("ccpn-run: note: net reloaded: {report}");
+                        self.source = net.source().clone();
+                        if let Some(s) = &mut self.schedule {
+                            s.changed = true;
+                        }
                     }
                     let _ = reply.send(result);
                 }
             }
         }
-        // The end: what is held is released, and the detector finishes.
-        while let Some((_, _, ev)) = self.reorder.pop_any() {
-            self.push(ev);
+        if self.schedule.is_none() {
+            // The end: what is held is released, and the detector finishes. With
+            // checkpoints, both wait for the resumed server instead.
+            while let Some((_, serial, ())) = self.reorder.pop_any() {
+                self.push_held(serial);
+            }
+            let last = self.detector.finish();
+            self.found.extend(last);
+            self.publish();
         }
-        let last = self.detector.finish();
-        self.found.extend(last);
+        // The sinks' queues close: they deliver what they hold, and end.
+        self.sinks.clear();
+    }
+
+    /// Counts what a batch consumed of its source; whether a checkpoint is due.
+    fn consumed(&mut self, from: From) -> bool {
+        if from.consumed > 0 {
+            let mut consumed = self.shared.consumed();
+            match consumed.get_mut(&*from.source) {
+                Some(n) => *n += from.consumed,
+                None => {
+                    consumed.insert(from.source.to_string(), from.consumed);
+                }
+            }
+        }
+        let Some(schedule) = &mut self.schedule else {
+            return false;
+        };
+        if !from.messages.is_empty() {
+            self.mqtt_batches += 1;
+            self.shared.unacked().consumed(from.messages);
+        }
+        schedule.consumed(from.consumed)
+    }
+
+    /// Puts the state of a checkpointed server back (before the thread starts).
+    fn restore(&mut self, mut saved: super::checkpoint::Saved) {
+        self.reorder = Reorder::resumed(self.max_delay, saved.newest, saved.released);
+        for (serial, ev) in std::mem::take(&mut saved.held) {
+            // Held once, it is not late now (the watermarks are as they were).
+            if self.reorder.push(ev.time, serial, ()).is_ok() {
+                self.held.insert(serial, ev);
+            }
+        }
+        self.serial = saved.serial;
+        let c = &self.shared.counters;
+        c.read.store(saved.read, Relaxed);
+        c.rejected.store(saved.rejected, Relaxed);
+        c.late.store(saved.late, Relaxed);
+        for (n, v) in c.per_output.iter().zip(&saved.per_output) {
+            n.store(*v, Relaxed);
+        }
+        c.detections
+            .store(self.detector.stats().detections, Relaxed);
+        *self.shared.consumed() = saved.sources.clone();
+        let items: Vec<Arc<Item>> = saved
+            .detections
+            .iter()
+            .map(|(seq, json)| {
+                Arc::new(Item {
+                    seq: *seq,
+                    json: json.clone(),
+                })
+            })
+            .collect();
+        self.shared.hub.restore(&items);
+        for sink in &self.sinks {
+            let (next, items) = backlog(&saved, &sink.name);
+            sink.counters.next.store(next, Relaxed);
+            for item in items {
+                if sink.tx.try_send(item).is_err() {
+                    sink.counters.dropped.fetch_add(1, Relaxed);
+                }
+            }
+        }
+        self.shared.unacked().resumed(&saved.unacked);
+        *lock(&self.shared.consumed_before) = saved.unacked;
         self.publish();
+        *self.shared.checkpointed() = Some(saved.sources);
     }
 
     /// Offers a batch to the reorder, pushes what it releases; returns the late events.
@@ -287,11 +451,12 @@ impl Loop {
         for (line, ev) in events {
             self.serial += 1;
             objects.saw(&ev);
-            match self.reorder.offer(ev.time, self.serial, ev) {
-                Ok(Some((_, _, ev))) => self.push(ev),
+            match self.reorder.offer(ev.time, self.serial, ()) {
+                Ok(Some(_)) => self.push(ev),
                 Ok(None) => {
-                    while let Some((_, _, ev)) = self.reorder.pop_ready() {
-                        self.push(ev);
+                    self.held.insert(self.serial, ev);
+                    while let Some((_, serial, ())) = self.reorder.pop_ready() {
+                        self.push_held(serial);
                     }
                 }
                 Err(e) => late.push(Late {
@@ -309,6 +474,13 @@ impl Loop {
         late
     }
 
+    /// Pushes the held event `serial` through the detector.
+    fn push_held(&mut self, serial: u64) {
+        if let Some(ev) = self.held.remove(&serial) {
+            self.push(ev);
+        }
+    }
+
     /// Pushes one event through the detector.
     fn push(&mut self, ev: Event) {
         if self.detector.push_into(ev, &mut self.found).is_err() {
@@ -324,8 +496,8 @@ impl Loop {
             return;
         }
         self.reorder.advance(to);
-        while let Some((_, _, ev)) = self.reorder.pop_ready() {
-            self.push(ev);
+        while let Some((_, serial, ())) = self.reorder.pop_ready() {
+            self.push_held(serial);
         }
         let found = self.detector.advance_to(to);
         self.found.extend(found);
@@ -377,47 +549,6 @@ impl Loop {
                 }
             }
         }
-    }
-}
-
-impl Objects {
-    /// Notes where `ev`'s object is.
-    fn saw(&mut self, ev: &Event) {
-        let Some(at) = ev.location else { return };
-        let name = if self.key == "type" {
-            ev.kind.to_string()
-        } else {
-            match ev.attr(&self.key) {
-                Some(Value::Str(s)) => s.to_string(),
-                Some(Value::Num(n)) => n.to_string(),
-                Some(Value::Bool(b)) => b.to_string(),
-                _ => return,
-            }
-        };
-        self.tick += 1;
-        if !self.seen.contains_key(&name) && self.seen.len() >= self.max {
-            if let Some(oldest) = self
-                .seen
-                .iter()
-                .min_by_key(|(_, t)| t.last_seen)
-                .map(|(k, _)| k.clone())
-            {
-                self.seen.remove(&oldest);
-            }
-        }
-        let track = self.seen.entry(name).or_insert_with(|| Track {
-            kind: ev.kind.clone(),
-            time: 0.0,
-            trail: VecDeque::new(),
-            last_seen: 0,
-        });
-        track.kind = ev.kind.clone();
-        track.time = ev.time.micros() as f64 / 1e6;
-        track.last_seen = self.tick;
-        if track.trail.len() == self.trail {
-            track.trail.pop_front();
-        }
-        track.trail.push_back([at.x, at.y]);
     }
 }
 

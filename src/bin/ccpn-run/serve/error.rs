@@ -29,13 +29,31 @@ pub(crate) enum ServeError {
     Thread(#[source] std::io::Error),
     #[error("the server failed: {0}")]
     Serve(#[source] std::io::Error),
+    /// `--resume`'s file cannot be read, or is not a server's checkpoint.
+    #[error("{0}")]
+    Resume(#[source] crate::checkpoint::CheckpointError),
+    /// `--resume`'s checkpoint cannot be resumed from.
+    #[error("checkpoint {}: {why}", path.display())]
+    Checkpoint {
+        path: std::path::PathBuf,
+        why: String,
+    },
+    /// Checkpoints failed while serving (each was reported then).
+    #[error("{0} checkpoint(s) could not be written (see above): the state after the last one written is lost")]
+    CheckpointsFailed(u64),
 }
 
 impl ServeError {
-    /// The exit status: 2 for what the user gave, 1 for the rest.
+    /// The exit status: 2 for what the user gave, 5 when checkpoints failed (as the
+    /// batch run), 1 for the rest.
     pub(crate) fn exit_status(&self) -> u8 {
         match self {
-            ServeError::Args(_) | ServeError::Net(_) | ServeError::Url { .. } => 2,
+            ServeError::Args(_)
+            | ServeError::Net(_)
+            | ServeError::Url { .. }
+            | ServeError::Resume(_)
+            | ServeError::Checkpoint { .. } => 2,
+            ServeError::CheckpointsFailed(_) => 5,
             _ => 1,
         }
     }

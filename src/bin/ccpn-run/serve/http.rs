@@ -192,6 +192,7 @@ async fn stats(State(app): State<Arc<App>>) -> Json<serde_json::Value> {
                 "delivered": k.delivered.load(Relaxed),
                 "dropped": k.dropped.load(Relaxed),
                 "failures": k.failures.load(Relaxed),
+                "next": k.next.load(Relaxed),
             })
         })
         .collect();
@@ -214,6 +215,12 @@ async fn stats(State(app): State<Arc<App>>) -> Json<serde_json::Value> {
         "requests": c.requests.load(Relaxed),
         "refused_requests": c.refused_requests.load(Relaxed),
         "sinks": sinks,
+        "sources": *s.consumed(),
+        "checkpoint": {
+            "written": c.checkpoints.load(Relaxed),
+            "failures": c.checkpoint_failures.load(Relaxed),
+            "sources": *s.checkpointed(),
+        },
         "uptime_s": s.started.elapsed().as_secs_f64(),
     }))
 }

@@ -111,6 +111,18 @@ impl Hub {
         }
     }
 
+    /// The detections retained now, oldest first (for a checkpoint).
+    pub(crate) fn retained_items(&self) -> Vec<Arc<Item>> {
+        self.lock().items.iter().cloned().collect()
+    }
+
+    /// Retains `items` (in seq order) without broadcasting them: a resumed server's.
+    pub(crate) fn restore(&self, items: &[Arc<Item>]) {
+        let mut ring = self.lock();
+        let skip = items.len().saturating_sub(self.cap);
+        ring.items.extend(items[skip..].iter().cloned());
+    }
+
     /// Detections retained now.
     pub(crate) fn retained(&self) -> usize {
         self.lock().items.len()

@@ -2,7 +2,8 @@
 //! split with a bound on their length and the body's, parsed with the library's
 //! [`StreamParser`] (the batch run's rules), and sent to the detector thread in
 //! batches. The answer counts what was read, processed, rejected and late, and lists
-//! the first rejected and late lines with their reasons.
+//! the first rejected and late lines with their reasons. `?source=NAME` names the
+//! sender whose lines the server counts as consumed (docs/serve.md, *Checkpoints*).
 
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
@@ -18,7 +19,7 @@ use tokio::sync::{mpsc, oneshot};
 use ccpn::io::read::{Format, LineError, Record, StreamParser};
 use ccpn::{Event, Net, Timestamp};
 
-use super::engine::{Late, Shared, ToEngine};
+use super::engine::{From, Late, Shared, ToEngine};
 use super::error::Refused;
 use super::http::App;
 
@@ -26,11 +27,16 @@ use super::http::App;
 const BATCH: usize = 1024;
 /// Batches sent and not answered yet, per request, before the request waits.
 const IN_FLIGHT: usize = 8;
+/// Sources counted, at most: a request naming one more is refused.
+const MAX_SOURCES: usize = 10_000;
+/// The source of `POST /events` without `?source=`.
+const HTTP: &str = "http";
 
-/// `?format=`.
+/// `?format=`, `?source=`.
 #[derive(Deserialize)]
 pub(crate) struct IngestQuery {
     format: Option<String>,
+    source: Option<String>,
 }
 
 /// One line refused, in the answer.
@@ -70,6 +76,12 @@ pub(crate) struct Ingest {
     max_listed: usize,
     /// What of `answer.read` and `answer.rejected` the server's counters have.
     counted: (u64, u64),
+    /// The source the lines are consumed from.
+    source: Arc<str>,
+    /// What of `answer.read` was sent to the detector thread as consumed.
+    sent: u64,
+    /// Lines still to skip: consumed by the server this one resumed.
+    skip: u64,
 }
 
 impl Ingest {
@@ -78,6 +90,7 @@ impl Ingest {
         net_space: ccpn::Space,
         names: &[String],
         format: Option<Format>,
+        source: &str,
         shared: Arc<Shared>,
         max_listed: usize,
     ) -> Result<Ingest, Refused> {
@@ -96,7 +109,17 @@ impl Ingest {
             answer: Answer::default(),
             max_listed,
             counted: (0, 0),
+            source: source.into(),
+            sent: 0,
+            skip: 0,
         })
+    }
+
+    /// This ingest skipping the first `n` lines holding events (or meant to): those
+    /// a resumed server had consumed.
+    pub(crate) fn skipping(mut self, n: u64) -> Ingest {
+        self.skip = n;
+        self
     }
 
     /// Takes line `no`, `line` (without its newline); the event's time, if it is one.
@@ -105,8 +128,13 @@ impl Ingest {
         no: u64,
         line: &[u8],
     ) -> Result<Option<Timestamp>, Refused> {
+        let skip = self.skip > 0;
         let event = match self.parser.record(no, line) {
             Record::Blank(_) | Record::Header(_) => return Ok(None),
+            _ if skip => {
+                self.skip -= 1;
+                return Ok(None);
+            }
             Record::Bad(bad) => Err(bad),
             Record::Event(line) => line.parse(),
         };
@@ -138,6 +166,10 @@ impl Ingest {
 
     /// A line too long to take.
     pub(crate) fn too_long(&mut self, no: u64, max: usize) {
+        if self.skip > 0 {
+            self.skip -= 1;
+            return;
+        }
         self.answer.read += 1;
         self.refused(no, "rejected", LineError::TooLong { max }.to_string());
     }
@@ -157,7 +189,8 @@ impl Ingest {
     /// Sends the events read so far to the detector thread.
     pub(crate) async fn flush(&mut self) -> Result<(), Refused> {
         self.count();
-        if self.batch.is_empty() {
+        let consumed = self.answer.read - self.sent;
+        if self.batch.is_empty() && consumed == 0 {
             return Ok(());
         }
         let events = std::mem::replace(&mut self.batch, Vec::with_capacity(BATCH));
@@ -165,10 +198,16 @@ impl Ingest {
         self.tx
             .send(ToEngine::Batch {
                 events,
+                from: From {
+                    source: self.source.clone(),
+                    consumed,
+                    messages: Vec::new(),
+                },
                 reply: Some(reply),
             })
             .await
             .map_err(|_| Refused::Stopped)?;
+        self.sent += consumed;
         self.pending.push_back(answer);
         while self.pending.len() > IN_FLIGHT {
             self.settle_one().await;
@@ -234,6 +273,27 @@ fn format_of(query: &IngestQuery, headers: &HeaderMap) -> Result<Option<Format>,
     }
 }
 
+/// The source a request names with `?source=`, checked: 1 to 64 letters, digits
+/// and `-_.:`, and at most [`MAX_SOURCES`] different ones.
+fn source_of<'q>(query: &'q IngestQuery, shared: &Shared) -> Result<&'q str, Refused> {
+    let Some(s) = query.source.as_deref() else {
+        return Ok(HTTP);
+    };
+    let fine = |c: char| c.is_ascii_alphanumeric() || "-_.:".contains(c);
+    if s.is_empty() || s.len() > 64 || !s.chars().all(fine) {
+        return Err(Refused::BadRequest(format!(
+            "source={s:?}: expected 1 to 64 letters, digits and -_.:"
+        )));
+    }
+    let known = shared.consumed();
+    if known.len() >= MAX_SOURCES && !known.contains_key(s) {
+        return Err(Refused::BadRequest(format!(
+            "source={s:?}: already {MAX_SOURCES} sources are counted"
+        )));
+    }
+    Ok(s)
+}
+
 /// `POST /events`.
 pub(crate) async fn post_events(
     State(app): State<Arc<App>>,
@@ -255,10 +315,15 @@ pub(crate) async fn post_events(
         Ok(f) => f,
         Err(r) => return refuse(r),
     };
+    let source = match source_of(&query, &app.shared) {
+        Ok(s) => s,
+        Err(r) => return refuse(r),
+    };
     let ingest = match Ingest::new(
         app.space,
         &app.names,
         format,
+        source,
         app.shared.clone(),
         app.max_errors_listed,
     ) {

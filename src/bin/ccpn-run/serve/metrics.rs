@@ -12,7 +12,7 @@ use super::engine::SinkCounters;
 use super::http::{lag, App};
 
 /// The unlabelled metrics: name, type, help.
-const SCALARS: [(&str, &str, &str); 10] = [
+const SCALARS: [(&str, &str, &str); 12] = [
     (
         "events_read_total",
         "counter",
@@ -54,6 +54,12 @@ const SCALARS: [(&str, &str, &str); 10] = [
         "requests_refused_total",
         "counter",
         "Requests answered with a 4xx or 5xx.",
+    ),
+    ("checkpoints_total", "counter", "Checkpoints written."),
+    (
+        "checkpoint_failures_total",
+        "counter",
+        "Checkpoints that could not be written.",
     ),
 ];
 
@@ -107,6 +113,8 @@ pub(crate) async fn metrics(State(app): State<Arc<App>>) -> Response {
         s.queued() as u64,
         s.hub.clients() as u64,
         c.refused_requests.load(Relaxed),
+        c.checkpoints.load(Relaxed),
+        c.checkpoint_failures.load(Relaxed),
     ];
     let mut out = String::with_capacity(4096);
     for ((name, kind, help), v) in SCALARS.iter().zip(values) {

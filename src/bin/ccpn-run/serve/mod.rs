@@ -6,10 +6,12 @@
 //! detections as the batch run does and hands them to a bounded ring and a broadcast
 //! (`hub.rs`) read by the SSE and WebSocket clients (`stream.rs`), and to the sinks'
 //! bounded queues (`webhook.rs`, `mqtt.rs`). `http.rs` holds the router, the bearer token, `/stats`, `/zones` and
-//! the live map (`assets/`), `metrics.rs` `/metrics`, `client.rs` the webhooks' HTTP
-//! client, `args.rs` the flags and `error.rs` the errors.
+//! the live map (`assets/`), `metrics.rs` `/metrics`, `objects.rs` the map's objects, `client.rs` the webhooks' HTTP
+//! client, `checkpoint.rs` `--checkpoint` and `--resume`, `args.rs` the flags and
+//! `error.rs` the errors.
 
 mod args;
+mod checkpoint;
 mod client;
 mod engine;
 mod error;
@@ -18,6 +20,7 @@ mod hub;
 mod ingest;
 mod metrics;
 mod mqtt;
+mod objects;
 mod replay;
 mod stream;
 mod webhook;
@@ -30,11 +33,13 @@ use clap::Parser;
 use ccpn::Net;
 
 pub(crate) use args::ServeArgs;
+use engine::ToEngine;
 use error::ServeError;
 
 /// Runs `ccpn-run serve` (the process's arguments start with `serve`); returns the
-/// exit status: 0 after a clean shutdown, 2 for bad arguments or a net that does not
-/// load, 1 when the server cannot start.
+/// exit status: 0 after a clean shutdown, 2 for bad arguments, a net that does not
+/// load or a checkpoint that cannot be resumed from, 5 after a shutdown when
+/// checkpoints could not be written, 1 when the server cannot start.
 pub(crate) fn main() -> ExitCode {
     let args = ServeArgs::parse_from(std::env::args_os().skip(1));
     match run(args) {
@@ -54,6 +59,12 @@ fn run(mut args: ServeArgs) -> Result<(), ServeError> {
     let net = Net::from_file(&args.net).map_err(|e| ServeError::Net(e.to_string()))?;
     for w in net.warnings() {
         eprintln!("ccpn-run serve: warning: {w}");
+    }
+    if args.mqtt_in.is_some() && args.checkpoint.is_some() && args.mqtt_client_id.is_none() {
+        eprintln!(
+            "ccpn-run serve: warning: --mqtt-in with --checkpoint but no --mqtt-client-id: a clean \
+             session, so the broker drops the messages not acknowledged yet when the server goes"
+        );
     }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(args.threads.max(1))
@@ -85,23 +96,35 @@ async fn serve(args: ServeArgs, net: Net) -> Result<(), ServeError> {
         sinks.push(sink);
         sink_tasks.push(task);
     }
-    let engine = engine::start(&net, &args, sinks)?;
+    let restored = checkpoint::resume(&args, &net)?;
+    let engine = engine::start(&net, &args, sinks, restored)?;
     if let Some(url) = &args.mqtt_in {
         mqtt::start_in(url, &args, &net, engine.shared.clone())?;
     }
     if let Some(beat) = args.heartbeat() {
-        engine::start_heartbeat(engine.shared.clone(), beat);
+        engine::start_clock(engine.shared.clone(), beat, || ToEngine::Heartbeat);
+    }
+    if args.checkpoint.is_some() {
+        engine::start_clock(
+            engine.shared.clone(),
+            args.checkpoint_interval() / 4,
+            || ToEngine::Tick,
+        );
     }
     let app = http::router(engine.shared.clone(), &args, &net);
     if let Some(path) = &args.events {
+        // A resumed server goes on after the lines of the file it had consumed.
+        let done = engine.shared.consumed().get(replay::SOURCE).copied();
         let ingest = ingest::Ingest::new(
             net.space(),
             &ingest::names(&net),
             None,
+            replay::SOURCE,
             engine.shared.clone(),
             args.max_errors_listed,
         )
-        .map_err(|e| ServeError::Args(e.to_string()))?;
+        .map_err(|e| ServeError::Args(e.to_string()))?
+        .skipping(done.unwrap_or(0));
         let (shared, max_line) = (engine.shared.clone(), args.max_line_bytes);
         replay::start(path.clone(), args.pace, ingest, shared, max_line)
             .map_err(|e| ServeError::Args(format!("--events {}: {e}", path.display())))?;
@@ -116,11 +139,14 @@ async fn serve(args: ServeArgs, net: Net) -> Result<(), ServeError> {
     let shared = engine.shared;
     let thread = engine.thread;
     let finished = shared.clone();
+    let (last_tx, last) = tokio::sync::oneshot::channel();
     let stopping = async move {
         shutdown_signal().await;
         eprintln!("ccpn-run serve: shutting down");
         finished.close_input();
-        let _ = tokio::task::spawn_blocking(move || thread.join()).await;
+        if let Ok(Ok(state)) = tokio::task::spawn_blocking(move || thread.join()).await {
+            let _ = last_tx.send(state);
+        }
         finished.hub.close();
     };
     // No Nagle delay: a detection is written as one small frame, and must not wait
@@ -137,7 +163,14 @@ async fn serve(args: ServeArgs, net: Net) -> Result<(), ServeError> {
     for task in sink_tasks {
         let _ = tokio::time::timeout(grace, task).await;
     }
-    Ok(())
+    // The last checkpoint, with what the sinks delivered in their grace.
+    if let Ok(mut state) = last.await {
+        let _ = tokio::task::spawn_blocking(move || state.checkpoint()).await;
+    }
+    match crate::checkpoint::FAILED.load(std::sync::atomic::Ordering::Relaxed) {
+        0 => Ok(()),
+        n => Err(ServeError::CheckpointsFailed(n)),
+    }
 }
 
 /// Resolves at SIGINT (Ctrl-C) or SIGTERM.

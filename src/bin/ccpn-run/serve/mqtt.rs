@@ -4,24 +4,33 @@
 //! message, from a bounded queue whose drops are counted. Both reconnect on their
 //! own after the broker goes away.
 
+use std::collections::VecDeque;
+
+use rustc_hash::FxHashMap;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 use std::time::Duration;
 
-use rumqttc::{AsyncClient, Event, EventLoop, MqttOptions, Packet, Publish, QoS};
-use tokio::sync::mpsc;
+use rumqttc::{AsyncClient, Event, EventLoop, MqttOptions, Outgoing, Packet, Publish, QoS};
+use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
+use xxhash_rust::xxh3::Xxh3;
 
 use ccpn::io::read::{Format, Record, StreamParser};
 use ccpn::Net;
 
 use super::args::ServeArgs;
-use super::engine::{Shared, Sink, SinkCounters, ToEngine};
+use super::checkpoint::MessageKey;
+use super::engine::{From, Late, Shared, Sink, SinkCounters, ToEngine};
 use super::error::ServeError;
 use super::hub::Item;
 
 /// Events per message to the detector thread.
 const BATCH: usize = 1024;
+/// Batches sent and not answered yet before the reader waits for the oldest.
+const IN_FLIGHT: usize = 8;
+/// The source MQTT in consumes from (counted in messages).
+const MQTT: &str = "mqtt";
 /// Bad messages reported on stderr, at most (all are counted).
 const REPORTED: u64 = 20;
 
@@ -93,26 +102,10 @@ async fn poll(events: &mut EventLoop, name: &str, down: &mut bool) -> Option<Eve
     }
 }
 
-/// Hands the events read to the detector thread; `false` once it has stopped.
-async fn hand_over(shared: &Shared, batch: &mut Vec<(u64, ccpn::Event)>) -> bool {
-    if batch.is_empty() {
-        return true;
-    }
-    let Some(tx) = shared.sender() else {
-        return false;
-    };
-    let events = std::mem::replace(batch, Vec::with_capacity(BATCH));
-    tx.send(ToEngine::Batch {
-        events,
-        reply: None,
-    })
-    .await
-    .is_ok()
-}
-
 /// Starts `--mqtt-in`: one task polls the broker's connection (and only that, so
-/// that no poll is ever cut short), another parses the messages and hands their
-/// events to the detector thread in batches.
+/// that no poll is ever cut short), another parses the messages, hands their events
+/// to the detector thread in batches and acknowledges each message once its events
+/// are through the detector, and with `--checkpoint` once a checkpoint holds them.
 pub(crate) fn start_in(
     url: &str,
     args: &ServeArgs,
@@ -120,7 +113,13 @@ pub(crate) fn start_in(
     shared: Arc<Shared>,
 ) -> Result<(), ServeError> {
     let broker = parse("--mqtt-in", url)?;
-    let (client, mut events) = AsyncClient::new(options(&broker, "in", max_message(args)), 64);
+    let mut o = options(&broker, "in", max_message(args));
+    if let Some(id) = &args.mqtt_client_id {
+        o.set_client_id(id.clone());
+        o.set_clean_session(false);
+    }
+    o.set_manual_acks(true);
+    let (client, mut events) = AsyncClient::new(o, 1024);
     let parser = StreamParser::new(net.space())
         .with_known_names(net.names_read())
         .with_format(Format::JsonLines);
@@ -128,12 +127,17 @@ pub(crate) fn start_in(
     let (tx, rx) = mpsc::channel::<Publish>(BATCH);
     let topic = broker.topic;
     let loop_name = name.clone();
+    let subscriber = client.clone();
+    let acked = shared.clone();
     tokio::spawn(async move {
         let mut down = false;
         loop {
             match poll(&mut events, &loop_name, &mut down).await {
+                Some(Event::Outgoing(Outgoing::PubAck(pkid))) => {
+                    acked.unacked().acked(pkid);
+                }
                 Some(Event::Incoming(Packet::ConnAck(_))) => {
-                    if let Err(e) = client.try_subscribe(topic.clone(), QoS::AtLeastOnce) {
+                    if let Err(e) = subscriber.try_subscribe(topic.clone(), QoS::AtLeastOnce) {
                         eprintln!("ccpn-run serve: warning: {loop_name}: cannot subscribe: {e}");
                     }
                 }
@@ -147,50 +151,218 @@ pub(crate) fn start_in(
             }
         }
     });
+    // Acknowledgements go through a task of their own: the reader never waits for
+    // the connection's task, which may be waiting for the reader.
+    let (acks, mut to_ack) = mpsc::unbounded_channel::<Vec<Publish>>();
+    tokio::spawn(async move {
+        while let Some(messages) = to_ack.recv().await {
+            for p in &messages {
+                if client.ack(p).await.is_err() {
+                    // The connection's task has gone: nothing left to acknowledge to.
+                    return;
+                }
+            }
+        }
+    });
+    let again = std::mem::take(
+        &mut *shared
+            .consumed_before
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner),
+    );
     let reader = Messages {
         parser,
+        durable: args.checkpoint.is_some(),
         shared,
+        acks,
         name,
         max_line: args.max_line_bytes,
         no: 0,
         bad: 0,
         batch: Vec::with_capacity(BATCH),
+        taken: Vec::new(),
+        keys: Vec::new(),
+        in_flight: VecDeque::new(),
+        handed: 0,
+        detected: VecDeque::new(),
+        again: again.into_iter().collect(),
     };
     tokio::spawn(reader.run(rx));
     Ok(())
 }
 
-/// The messages' parser and the batch it fills.
+/// The messages' parser, the batch it fills, and the messages waiting to be
+/// acknowledged.
 struct Messages {
     parser: StreamParser,
     shared: Arc<Shared>,
+    /// To the task that acknowledges messages.
+    acks: mpsc::UnboundedSender<Vec<Publish>>,
     name: String,
     max_line: usize,
     /// Lines (events) read so far: their numbers in messages.
     no: u64,
     bad: u64,
     batch: Vec<(u64, ccpn::Event)>,
+    /// The messages of `batch` (without their payloads), and their keys.
+    taken: Vec<Publish>,
+    keys: Vec<MessageKey>,
+    /// Batches sent to the detector thread, not answered yet, with their messages.
+    in_flight: VecDeque<(oneshot::Receiver<Vec<Late>>, Vec<Publish>)>,
+    /// With `--checkpoint`: messages through the detector, waiting for a checkpoint,
+    /// with the number of their batch (`handed` counts them).
+    durable: bool,
+    handed: u64,
+    detected: VecDeque<(u64, Vec<Publish>)>,
+    /// Messages a resumed server had consumed, by packet id, which the broker may
+    /// send again (marked `dup`).
+    again: FxHashMap<u16, u64>,
 }
 
 impl Messages {
-    /// Takes what comes; hands it over whenever nothing more is waiting.
+    /// Takes what comes; hands it over whenever nothing more is waiting, then
+    /// acknowledges what has gone through.
     async fn run(mut self, mut rx: mpsc::Receiver<Publish>) {
         while let Some(first) = rx.recv().await {
-            self.message(&first);
+            self.message(first);
             while let Ok(p) = rx.try_recv() {
-                self.message(&p);
-                if self.batch.len() >= BATCH && !hand_over(&self.shared, &mut self.batch).await {
+                self.message(p);
+                if self.batch.len() >= BATCH && !self.hand_over().await {
                     return;
                 }
+                self.ack_checkpointed();
             }
-            if !hand_over(&self.shared, &mut self.batch).await {
+            if !self.hand_over().await {
+                return;
+            }
+            // Nothing more is waiting: what was handed over is acknowledged once
+            // detected (and with checkpoints, once in one).
+            while !self.in_flight.is_empty() {
+                self.settle_one().await;
+            }
+            if !self.checkpointed().await {
                 return;
             }
         }
     }
 
-    /// One message: one JSON event, or JSON Lines.
-    fn message(&mut self, p: &Publish) {
+    /// Hands the batch to the detector thread; `false` once it has stopped.
+    async fn hand_over(&mut self) -> bool {
+        if self.taken.is_empty() {
+            return true;
+        }
+        let Some(tx) = self.shared.sender() else {
+            return false;
+        };
+        let events = std::mem::replace(&mut self.batch, Vec::with_capacity(BATCH));
+        let messages = std::mem::take(&mut self.taken);
+        let (reply, answer) = oneshot::channel();
+        let from = From {
+            source: MQTT.into(),
+            consumed: messages.len() as u64,
+            messages: std::mem::take(&mut self.keys),
+        };
+        let sent = tx
+            .send(ToEngine::Batch {
+                events,
+                from,
+                reply: Some(reply),
+            })
+            .await;
+        if sent.is_err() {
+            return false;
+        }
+        self.handed += 1;
+        self.in_flight.push_back((answer, messages));
+        while self.in_flight.len() > IN_FLIGHT {
+            self.settle_one().await;
+        }
+        true
+    }
+
+    /// Waits for the oldest batch in flight to be detected; acknowledges its
+    /// messages, or with checkpoints keeps them for the next.
+    async fn settle_one(&mut self) {
+        let Some((answer, messages)) = self.in_flight.pop_front() else {
+            return;
+        };
+        // Late events are counted by the detector thread; a batch it dropped at
+        // shutdown is not acknowledged.
+        if answer.await.is_err() {
+            return;
+        }
+        if self.durable {
+            self.detected
+                .push_back((self.handed - self.in_flight.len() as u64, messages));
+        } else {
+            self.ack(messages);
+        }
+    }
+
+    /// Acknowledges the messages that a checkpoint written holds.
+    fn ack_checkpointed(&mut self) {
+        let through = self.shared.mqtt_checkpointed.load(Relaxed);
+        while self.detected.front().is_some_and(|(n, _)| *n <= through) {
+            if let Some((_, messages)) = self.detected.pop_front() {
+                self.ack(messages);
+            }
+        }
+    }
+
+    /// With checkpoints, asks for one if the messages detected are not all in one,
+    /// and acknowledges them; while checkpoints fail, tries again every second.
+    /// `false` once the detector has stopped.
+    async fn checkpointed(&mut self) -> bool {
+        self.ack_checkpointed();
+        while !self.detected.is_empty() {
+            let Some(tx) = self.shared.sender() else {
+                return false;
+            };
+            let (reply, answer) = oneshot::channel();
+            if tx.send(ToEngine::Checkpoint(reply)).await.is_err() {
+                return false;
+            }
+            match answer.await {
+                Ok(true) => self.ack_checkpointed(),
+                Ok(false) => tokio::time::sleep(Duration::from_secs(1)).await,
+                Err(_) => return false,
+            }
+        }
+        true
+    }
+
+    /// Acknowledges `messages` (QoS 1) to the broker.
+    fn ack(&self, messages: Vec<Publish>) {
+        // Gone only with the connection's task: nothing left to acknowledge to.
+        let _ = self.acks.send(messages);
+    }
+
+    /// One message: one JSON event, or JSON Lines. One that a resumed server had
+    /// consumed already is only acknowledged.
+    fn message(&mut self, mut p: Publish) {
+        let mut hash = Xxh3::new();
+        hash.update(p.topic.as_bytes());
+        hash.update(&[0]);
+        hash.update(&p.payload);
+        let key = (p.pkid, hash.digest());
+        if let Some(before) = self.again.remove(&p.pkid) {
+            if p.dup && before == key.1 {
+                p.payload = Default::default();
+                self.ack(vec![p]);
+                return;
+            }
+            // Another message under that packet id: the one consumed before was
+            // acknowledged, and the broker has reused its id.
+            self.shared.unacked().reused((p.pkid, before));
+        }
+        self.events_of(&p);
+        p.payload = Default::default();
+        self.taken.push(p);
+        self.keys.push(key);
+    }
+
+    /// The events of message `p`, into the batch.
+    fn events_of(&mut self, p: &Publish) {
         for line in p.payload.split(|&b| b == b'\n') {
             let line = line.strip_suffix(b"\r").unwrap_or(line);
             let no = self.no + 1;
@@ -242,12 +414,23 @@ pub(crate) fn start_out(url: &str, args: &ServeArgs) -> Result<(Sink, JoinHandle
     let name = format!("mqtt://{}:{}/{}", broker.host, broker.port, broker.topic);
     let acks = counters.clone();
     let loop_name = name.clone();
+    // The seqs published and not acknowledged yet: a broker acknowledges in the
+    // order it received them (MQTT 3.1.1, 4.6).
+    let unacked = Arc::new(std::sync::Mutex::new(VecDeque::<u64>::new()));
+    let published = unacked.clone();
     let driver = tokio::spawn(async move {
         let mut down = false;
         loop {
             match poll(&mut events, &loop_name, &mut down).await {
                 Some(Event::Incoming(Packet::PubAck(_))) => {
                     acks.delivered.fetch_add(1, Relaxed);
+                    let seq = unacked
+                        .lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner)
+                        .pop_front();
+                    if let Some(seq) = seq {
+                        acks.next.store(seq + 1, Relaxed);
+                    }
                 }
                 Some(_) => {}
                 None => {
@@ -259,6 +442,10 @@ pub(crate) fn start_out(url: &str, args: &ServeArgs) -> Result<(Sink, JoinHandle
     let topic = broker.topic.clone();
     let task = tokio::spawn(async move {
         while let Some(item) = rx.recv().await {
+            published
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .push_back(item.seq);
             if client
                 .publish(
                     topic.clone(),

@@ -1,5 +1,6 @@
 //! `--events FILE`: a recorded stream taken at start as if it were posted, as fast as
 //! possible or paced by its event times (`--pace`), for a demonstration on the map.
+//! A server resumed from a checkpoint skips the lines of the file it had consumed.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -10,6 +11,8 @@ use ccpn::Timestamp;
 use super::engine::Shared;
 use super::ingest::Ingest;
 
+/// The source `--events` consumes from (a resumed server skips what it consumed).
+pub(crate) const SOURCE: &str = "events";
 /// Lines read from the file per hand-over to the async side.
 const CHUNK: usize = 4096;
 /// The longest a paced replay waits for one event (a gap in the recording).

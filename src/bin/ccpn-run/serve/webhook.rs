@@ -75,6 +75,9 @@ async fn deliver(
             match target.post(&body).await {
                 Ok(()) => {
                     counters.delivered.fetch_add(items.len() as u64, Relaxed);
+                    if let Some(last) = items.last() {
+                        counters.next.store(last.seq + 1, Relaxed);
+                    }
                     if failing {
                         eprintln!("ccpn-run serve: {}: delivering again", target.name());
                     }
