@@ -8,18 +8,21 @@
 //! step (its inputs come from components earlier in topological order, so they are
 //! all there): an `on` and an `off` of one key value in one step cancel, and when
 //! several occurrences of one step could cause a transition, the one whose `ids`
-//! come first causes it. Timed transitions (`Stationary`, `Silent`, `Lasting`) are
-//! timers of the detector's queue, the one `P`'s ticks use.
+//! come first causes it. Timed transitions (`Stationary`, `Silent`, `Lasting`) wait
+//! in their component's queue, which keeps a timer in the detector's (the one `P`'s
+//! ticks use) for the earliest.
 //!
 //! - `toggle.rs`: `State` and `Inside`, made and unmade by occurrences;
 //! - `near.rs`: the zones of an `Inside`, indexed for its margin;
 //! - `timed.rs`: `Stationary`, `Silent` and `Lasting`, made true by a timer;
+//! - `keyed.rs`: the per-key-value places, a slab under a hash table of numbers;
 //! - `close.rs`: `Close`, a state per pair of objects;
 //! - `combine.rs`: `AllOf`, `AnyOf`, `Unless`;
 //! - `read.rs`: `Starts`, `Ends` and `During`, which turn states into occurrences.
 
 mod close;
 mod combine;
+mod keyed;
 mod near;
 mod read;
 mod timed;
