@@ -6,7 +6,7 @@
 //! number while it lives, so a timed state's queue refers to it by number.
 
 use std::fmt;
-use std::hash::BuildHasher;
+use std::hash::{BuildHasher, Hash};
 
 use hashbrown::HashTable;
 use rustc_hash::FxBuildHasher;
@@ -14,23 +14,24 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::runtime::token::StateKeyVal;
 
-/// Entries of type `V` under key values, each with a stable number.
+/// Entries of type `V` under keys of type `K` (a state's key values, or `Close`'s
+/// attribute values), each with a stable number.
 #[derive(Clone)]
-pub(crate) struct Keyed<V> {
-    /// The slab number of each entry, hashed by its key value.
+pub(crate) struct Keyed<V, K = StateKeyVal> {
+    /// The slab number of each entry, hashed by its key.
     table: HashTable<u32>,
     /// The entries by number; `None` is a free number.
-    slots: Vec<Option<(StateKeyVal, V)>>,
+    slots: Vec<Option<(K, V)>>,
     /// The free numbers, the last reused first.
     free: Vec<u32>,
 }
 
-fn hash(k: &StateKeyVal) -> u64 {
+fn hash<K: Hash>(k: &K) -> u64 {
     FxBuildHasher.hash_one(k)
 }
 
-impl<V> Default for Keyed<V> {
-    fn default() -> Keyed<V> {
+impl<V, K> Default for Keyed<V, K> {
+    fn default() -> Keyed<V, K> {
         Keyed {
             table: HashTable::new(),
             slots: Vec::new(),
@@ -39,14 +40,14 @@ impl<V> Default for Keyed<V> {
     }
 }
 
-impl<V> Keyed<V> {
+impl<V, K: Hash + Eq> Keyed<V, K> {
     /// The number of key values held.
     pub(crate) fn len(&self) -> usize {
         self.table.len()
     }
 
     /// The number of `k`'s entry, if it has one.
-    pub(crate) fn find(&self, k: &StateKeyVal) -> Option<u32> {
+    pub(crate) fn find(&self, k: &K) -> Option<u32> {
         let slots = &self.slots;
         self.table
             .find(hash(k), |&i| {
@@ -65,8 +66,13 @@ impl<V> Keyed<V> {
         &mut self.slots[i as usize].as_mut().expect("a held entry").1
     }
 
+    /// The key of the entry numbered `i` (which must be held).
+    pub(crate) fn key(&self, i: u32) -> &K {
+        &self.slots[i as usize].as_ref().expect("a held entry").0
+    }
+
     /// The entry numbered `i`, if it is held, with its key value, to change.
-    pub(crate) fn slot_mut(&mut self, i: u32) -> Option<(&StateKeyVal, &mut V)> {
+    pub(crate) fn slot_mut(&mut self, i: u32) -> Option<(&K, &mut V)> {
         self.slots
             .get_mut(i as usize)
             .and_then(Option::as_mut)
@@ -74,7 +80,7 @@ impl<V> Keyed<V> {
     }
 
     /// Files `v` under `k`, which has no entry; returns its number.
-    pub(crate) fn insert(&mut self, k: StateKeyVal, v: V) -> u32 {
+    pub(crate) fn insert(&mut self, k: K, v: V) -> u32 {
         let h = hash(&k);
         let i = match self.free.pop() {
             Some(i) => {
@@ -95,7 +101,7 @@ impl<V> Keyed<V> {
     }
 
     /// Takes out the entry numbered `i` (which must be held), freeing its number.
-    pub(crate) fn remove(&mut self, i: u32) -> (StateKeyVal, V) {
+    pub(crate) fn remove(&mut self, i: u32) -> (K, V) {
         let (k, v) = self.slots[i as usize].take().expect("a held entry");
         if let Ok(entry) = self.table.find_entry(hash(&k), |&j| j == i) {
             entry.remove();
@@ -105,7 +111,7 @@ impl<V> Keyed<V> {
     }
 
     /// Every entry with its number, in the order of their numbers.
-    pub(crate) fn iter(&self) -> impl Iterator<Item = (u32, &StateKeyVal, &V)> {
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (u32, &K, &V)> {
         self.slots
             .iter()
             .enumerate()
@@ -127,7 +133,7 @@ impl<V> Keyed<V> {
     }
 }
 
-impl<V: fmt::Debug> fmt::Debug for Keyed<V> {
+impl<V: fmt::Debug, K: fmt::Debug + Hash + Eq> fmt::Debug for Keyed<V, K> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_map()
             .entries(self.iter().map(|(_, k, v)| (k, v)))
@@ -138,16 +144,16 @@ impl<V: fmt::Debug> fmt::Debug for Keyed<V> {
 /// The saved form: the slab and its free numbers, so that a restored state gives its
 /// entries the numbers they had (the table is rebuilt).
 #[derive(Serialize, Deserialize)]
-struct Saved<V> {
-    slots: Vec<Option<(StateKeyVal, V)>>,
+struct Saved<V, K> {
+    slots: Vec<Option<(K, V)>>,
     free: Vec<u32>,
 }
 
-impl<V: Serialize> Serialize for Keyed<V> {
+impl<V: Serialize, K: Serialize> Serialize for Keyed<V, K> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         #[derive(Serialize)]
-        struct SavedRef<'a, V> {
-            slots: &'a [Option<(StateKeyVal, V)>],
+        struct SavedRef<'a, V, K> {
+            slots: &'a [Option<(K, V)>],
             free: &'a [u32],
         }
         SavedRef {
@@ -158,9 +164,9 @@ impl<V: Serialize> Serialize for Keyed<V> {
     }
 }
 
-impl<'de, V: Deserialize<'de>> Deserialize<'de> for Keyed<V> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Keyed<V>, D::Error> {
-        let saved = Saved::<V>::deserialize(d)?;
+impl<'de, V: Deserialize<'de>, K: Deserialize<'de> + Hash + Eq> Deserialize<'de> for Keyed<V, K> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Keyed<V, K>, D::Error> {
+        let saved = Saved::<V, K>::deserialize(d)?;
         let held = saved.slots.iter().filter(|s| s.is_some()).count();
         let vacant = saved
             .free
