@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 use smallvec::SmallVec;
 
 use super::keyed::Keyed;
-use super::{first_by_ids, give_room, since, take_room, transition};
+use super::{first_by_ids, give_room, since, take_room, transition, Graves};
 use crate::event::{Point, Space, Timestamp};
 use crate::model::Attr;
 use crate::runtime::component::Cx;
@@ -59,6 +59,9 @@ pub(crate) struct Close {
     /// since when.
     holds: FxHashMap<(u32, u32), Since>,
     next_sweep: Timestamp,
+    /// Latest occurrences replaced by newer ones, dropped a little later.
+    #[serde(skip)]
+    graves: Graves,
 }
 
 /// A pair of value numbers, in their fixed order.
@@ -77,6 +80,7 @@ impl Close {
             cells: FxHashMap::default(),
             holds: FxHashMap::default(),
             next_sweep: Timestamp::MIN,
+            graves: Graves::default(),
         }
     }
 
@@ -296,7 +300,10 @@ impl Close {
                 self.values.insert(v.clone(), fresh)
             }
         };
-        self.values.get_mut(m).latest = Some((c, y.clone()));
+        let old = self.values.get_mut(m).latest.replace((c, y.clone()));
+        if let Some((_, old)) = old {
+            self.graves.bury(old);
+        }
         self.cells.entry(c).or_default().push(Latest {
             at: p,
             end: y.end,

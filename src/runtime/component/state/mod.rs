@@ -35,6 +35,7 @@ pub(crate) use read::{During, PhaseOf};
 pub(crate) use timed::{Lasting, Silent, Stationary};
 pub(crate) use toggle::{Decide, Toggle};
 
+use std::collections::VecDeque;
 use std::sync::Arc;
 
 use smallvec::{smallvec, SmallVec};
@@ -130,4 +131,28 @@ pub(crate) fn by_key<'t>(
         }
     }
     groups
+}
+
+/// Tokens put aside to be dropped a few replacements later: a state's replaced token
+/// (an anchor, a latest report, seconds old and out of the caches) is mostly its
+/// event's last holder, and dropping it at once waits for memory twice, for the
+/// event's reference count and for its attributes. Put aside, the first is fetched
+/// when the token arrives and the second two replacements later, and the drop finds
+/// both in cache. At most [`Graves::DEPTH`] tokens wait; nothing else reads them.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Graves(VecDeque<Token>);
+
+impl Graves {
+    const DEPTH: usize = 4;
+
+    pub(crate) fn bury(&mut self, tok: Token) {
+        crate::hint::prefetch(Arc::as_ptr(&tok.term));
+        self.0.push_back(tok);
+        if let Some(t) = self.0.get(Self::DEPTH / 2) {
+            crate::hint::prefetch(t.term.attrs.as_ptr());
+        }
+        if self.0.len() > Self::DEPTH {
+            self.0.pop_front();
+        }
+    }
 }

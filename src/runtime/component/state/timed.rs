@@ -24,7 +24,7 @@ use serde::{Deserialize, Serialize};
 use smallvec::SmallVec;
 
 use super::keyed::Keyed;
-use super::{by_key, first_by_ids, give_room, key_value, since, take_room, transition};
+use super::{by_key, first_by_ids, give_room, key_value, since, take_room, transition, Graves};
 use crate::event::{Point, Timestamp};
 use crate::model::StateKey;
 use crate::runtime::component::Cx;
@@ -66,6 +66,9 @@ struct Timed {
     /// first; the first is never later than the earliest armed transition.
     wakes: SmallVec<[Timestamp; 2]>,
     next_tag: u64,
+    /// Tokens replaced by newer ones, dropped a few arming later.
+    #[serde(skip)]
+    graves: Graves,
 }
 
 impl Timed {
@@ -91,8 +94,9 @@ impl Timed {
                 if let (Some(cause), Some(s)) = (end, a.since.take()) {
                     cx.emit(transition(cause, cx.now, false, s, k));
                 }
-                a.tok = tok;
+                let old = std::mem::replace(&mut a.tok, tok);
                 a.at = loc;
+                self.graves.bury(old);
                 i
             }
             None => {
