@@ -30,8 +30,10 @@ const MAGIC: &[u8; 8] = b"CCPNSNAP";
 /// refers to its terminator rather than to a constituent list; 3: the counting index
 /// keeps no marks on its points, and files its grid cells under one word; 4: the
 /// fingerprint and the checksum are XXH3-128 hashes of 16 bytes, not SHA-256; 5:
-/// states keep one timer per key value, and `Inside` its zone index).
-pub(crate) const VERSION: u32 = 5;
+/// states keep one timer per key value, and `Inside` its zone index; 6: states keep
+/// their key values' entries in a slab, and timed states their armed transitions in a
+/// queue of their own).
+pub(crate) const VERSION: u32 = 6;
 
 /// A snapshot could not be restored.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]

@@ -15,7 +15,9 @@
 
 use geo_types::Polygon;
 
-use super::metric::{bearing, distance, geodesic_destination, norm360, WGS84_A, WGS84_E2};
+use super::metric::{
+    bearing, distance, geodesic_bounds, geodesic_destination, norm360, WGS84_A, WGS84_E2,
+};
 use super::zone::{Shape, Zone};
 use crate::event::{Point, Space};
 
@@ -34,7 +36,7 @@ pub(crate) enum Side {
 /// 0 every point is inside or outside (the boundary is inside).
 pub(crate) fn side(zone: &Zone, space: Space, p: Point, margin: f64) -> Side {
     let inside = zone.contains(space, p);
-    if margin > 0.0 && boundary_distance(&zone.shape, space, p, margin) < margin {
+    if margin > 0.0 && near_boundary(&zone.shape, space, p, margin) {
         return Side::Near;
     }
     if inside {
@@ -67,16 +69,7 @@ pub(crate) fn boundary_distance(shape: &Shape, space: Space, p: Point, margin: f
             };
             (d - half_width).abs()
         }
-        Shape::Rect(r) => {
-            let (lo, hi) = (r.min(), r.max());
-            let corners = [
-                lo,
-                Point { x: hi.x, y: lo.y },
-                hi,
-                Point { x: lo.x, y: hi.y },
-            ];
-            ring_distance(space, p, &corners, margin)
-        }
+        Shape::Rect(r) => ring_distance(space, p, &corners(r), margin),
         Shape::Polygon(poly) => polygon_distance(poly, space, p, margin),
         Shape::MultiPolygon(mp) => {
             mp.0.iter()
@@ -100,6 +93,73 @@ fn polygon_distance(poly: &Polygon<f64>, space: Space, p: Point, margin: f64) ->
         .fold(f64::INFINITY, f64::min)
 }
 
+/// Is `p` within `margin` (> 0) of the boundary of `shape`? The answer of
+/// `boundary_distance(shape, space, p, margin) < margin`, found with less work: a
+/// ring's tangent frame is set up once for all its edges, the first edge within the
+/// margin ends the search, and on WGS84 a circle whose great-circle bounds settle the
+/// question takes no geodesic.
+pub(crate) fn near_boundary(shape: &Shape, space: Space, p: Point, margin: f64) -> bool {
+    match shape {
+        Shape::Circle { center, radius } if space == Space::Wgs84 => {
+            if let Some((lo, hi)) = geodesic_bounds(*center, p) {
+                // Rounding slack, so that a settled case is settled for the
+                // subtraction below too.
+                let slack = 1e-9 * (radius.abs() + margin + hi.abs());
+                if hi < radius - margin - slack || lo > radius + margin + slack {
+                    return false;
+                }
+            }
+            boundary_distance(shape, space, p, margin) < margin
+        }
+        Shape::Rect(r) => ring_near(space, p, &corners(r), margin),
+        Shape::Polygon(poly) => std::iter::once(poly.exterior())
+            .chain(poly.interiors())
+            .any(|ring| ring_near(space, p, &ring.0, margin)),
+        Shape::MultiPolygon(mp) => mp.0.iter().any(|poly| {
+            std::iter::once(poly.exterior())
+                .chain(poly.interiors())
+                .any(|ring| ring_near(space, p, &ring.0, margin))
+        }),
+        _ => boundary_distance(shape, space, p, margin) < margin,
+    }
+}
+
+/// The corners of `r`, in order around it.
+fn corners(r: &geo_types::Rect<f64>) -> [Point; 4] {
+    let (lo, hi) = (r.min(), r.max());
+    [
+        lo,
+        Point { x: hi.x, y: lo.y },
+        hi,
+        Point { x: lo.x, y: hi.y },
+    ]
+}
+
+/// Is some edge of the closed ring through `pts` within `margin` of `p`, each edge's
+/// distance computed as [`edge_distance`] does (with the tangent frame at `p` made
+/// once)?
+fn ring_near(space: Space, p: Point, pts: &[Point], margin: f64) -> bool {
+    let n = pts.len();
+    match space {
+        Space::Planar => (0..n).any(|i| segment_distance(p, pts[i], pts[(i + 1) % n]).0 < margin),
+        Space::Wgs84 => {
+            let frame = Tangent::at(p);
+            let Some(&last) = pts.last() else {
+                return false;
+            };
+            let mut prev = (last, frame.local(last));
+            // Edge (i - 1, i) for each i, the first being the closing edge: the
+            // edges of `ring_distance`, in another order.
+            pts.iter().any(|&b| {
+                let (a, la) = prev;
+                let lb = frame.local(b);
+                prev = (b, lb);
+                framed_edge_distance(p, (a, la), (b, lb), margin) < margin
+            })
+        }
+    }
+}
+
 /// The distance from `p` to the closed ring through `pts` (the last point joins the
 /// first).
 fn ring_distance(space: Space, p: Point, pts: &[Point], margin: f64) -> f64 {
@@ -115,17 +175,28 @@ fn edge_distance(space: Space, p: Point, a: Point, b: Point, margin: f64) -> f64
         Space::Planar => segment_distance(p, a, b).0,
         Space::Wgs84 => {
             let frame = Tangent::at(p);
-            let (d, t) = segment_distance(Point { x: 0.0, y: 0.0 }, frame.local(a), frame.local(b));
-            if (d - margin).abs() <= 0.02 * margin {
-                let q = Point {
-                    x: a.x + t * wrap(b.x - a.x),
-                    y: a.y + t * (b.y - a.y),
-                };
-                distance(space, p, q)
-            } else {
-                d
-            }
+            framed_edge_distance(p, (a, frame.local(a)), (b, frame.local(b)), margin)
         }
+    }
+}
+
+/// [`edge_distance`] on WGS84, given each end with its place in the tangent frame at
+/// `p`.
+fn framed_edge_distance(
+    p: Point,
+    (a, la): (Point, Point),
+    (b, lb): (Point, Point),
+    margin: f64,
+) -> f64 {
+    let (d, t) = segment_distance(Point { x: 0.0, y: 0.0 }, la, lb);
+    if (d - margin).abs() <= 0.02 * margin {
+        let q = Point {
+            x: a.x + t * wrap(b.x - a.x),
+            y: a.y + t * (b.y - a.y),
+        };
+        distance(Space::Wgs84, p, q)
+    } else {
+        d
     }
 }
 
@@ -347,5 +418,36 @@ mod tests {
         assert_eq!(side(&z, Space::Wgs84, at(899.0), 100.0), Side::Inside);
         assert_eq!(side(&z, Space::Wgs84, at(901.0), 100.0), Side::Near);
         assert_eq!(side(&z, Space::Wgs84, at(1101.0), 100.0), Side::Outside);
+    }
+
+    proptest::proptest! {
+        /// The search for an edge within the margin answers as the boundary's
+        /// distance does, on either space, for polygons with a hole, rectangles and
+        /// circles, at points about their edges.
+        #[test]
+        fn near_boundary_is_boundary_distance_below_the_margin(
+            (cx, cy) in (-179.0..179.0f64, -80.0..80.0f64),
+            size in 1e-4..0.5f64,
+            corners in proptest::collection::vec((0.0..1.0f64, 0.0..1.0f64), 3..9),
+            (px, py) in (-1.5..1.5f64, -1.5..1.5f64),
+            margin in 1e-6..2.0f64,
+            radius in 0.0..5000.0f64,
+        ) {
+            let at = |(u, v): (f64, f64)| pt(cx + (u - 0.5) * size, cy + (v - 0.5) * size);
+            let ring: Vec<Point> = corners.iter().map(|&c| at(c)).collect();
+            let hole: Vec<Point> = corners.iter().map(|&(u, v)| at((0.4 + u * 0.2, 0.4 + v * 0.2))).collect();
+            let p = at((0.5 + px * 0.5, 0.5 + py * 0.5));
+            let shapes = [
+                Shape::Polygon(Polygon::new(LineString::from(ring), vec![LineString::from(hole)])),
+                Shape::Rect(Rect::new(at((0.2, 0.3)), at((0.9, 0.7)))),
+                Shape::Circle { center: at((0.5, 0.5)), radius },
+            ];
+            for shape in &shapes {
+                for (space, m) in [(Space::Planar, margin * size), (Space::Wgs84, margin * 2000.0 * size.sqrt())] {
+                    let exact = boundary_distance(shape, space, p, m) < m;
+                    proptest::prop_assert_eq!(near_boundary(shape, space, p, m), exact, "{:?} {:?} {:?} {}", shape, space, p, m);
+                }
+            }
+        }
     }
 }

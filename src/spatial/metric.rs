@@ -165,6 +165,18 @@ pub(crate) fn within_distance_sphere(a: &SpherePoint, b: &SpherePoint, max: f64)
     settle(gc, max).unwrap_or_else(|| distance(Space::Wgs84, a.at, b.at) <= max)
 }
 
+/// Bounds on the WGS84 geodesic distance between `a` and `b` from their great-circle
+/// distance ([`RATIO_LO`], [`RATIO_HI`]), without a geodesic; `None` for points outside
+/// the sphere's bounds (never from a checked net or event).
+pub(crate) fn geodesic_bounds(a: Point, b: Point) -> Option<(f64, f64)> {
+    let valid = |p: Point| p.y.abs() <= 90.0 && p.x.abs() <= 360.0;
+    if !(valid(a) && valid(b)) {
+        return None;
+    }
+    let gc = great_circle(a, b);
+    Some((gc * RATIO_LO - MARGIN_M, gc * RATIO_HI + MARGIN_M))
+}
+
 /// Is a geodesic whose great-circle estimate is `gc` within `max`, if the estimate's
 /// bounds settle it?
 fn settle(gc: f64, max: f64) -> Option<bool> {

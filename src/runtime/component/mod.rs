@@ -172,9 +172,9 @@ impl Component {
     pub(crate) fn tick(&mut self, at: Timestamp, tag: u64, until: Timestamp, cx: &mut Cx<'_>) {
         match self {
             Component::Interval(u) => u.tick(at, tag, until, cx),
-            Component::Stationary(u) => u.tick(at, tag, cx),
-            Component::Silent(u) => u.tick(at, tag, cx),
-            Component::Lasting(u) => u.tick(at, tag, cx),
+            Component::Stationary(u) => u.tick(at, cx),
+            Component::Silent(u) => u.tick(at, cx),
+            Component::Lasting(u) => u.tick(at, cx),
             _ => {}
         }
     }

@@ -11,8 +11,10 @@
 
 use rustc_hash::{FxHashMap, FxHashSet};
 use serde::{Deserialize, Serialize};
+use smallvec::SmallVec;
 
-use super::{first_by_ids, give_room, since, take_room, transition};
+use super::keyed::Keyed;
+use super::{first_by_ids, give_room, since, take_room, transition, Graves};
 use crate::event::{Point, Space, Timestamp};
 use crate::model::Attr;
 use crate::runtime::component::Cx;
@@ -21,14 +23,24 @@ use crate::spatial::{distance, floor_to_i64, on_sphere};
 
 type Cell = (i64, i64, i64);
 
-/// A value's latest located occurrence, filed in its cell with what the pairing
-/// test reads (so that scanning a cell reads one array, not each token's event).
-#[derive(Clone, Debug, Serialize, Deserialize)]
+/// A value's latest located occurrence as its cell files it: what the pairing test
+/// reads, so that scanning a cell reads 32 bytes an occurrence, inline in the cell's
+/// entry for a cell of one or two.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize)]
 struct Latest {
-    value: KeyVal,
     at: Point,
     end: Timestamp,
-    tok: Token,
+    /// The value's number in [`Close::values`].
+    value: u32,
+}
+
+/// What `Close` keeps of one value: its latest located occurrence (`None` only when
+/// the cap turned it away while the value holds pairs) and the values it holds a
+/// pair with, by number. A value is forgotten when it has neither.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+struct Value {
+    latest: Option<(Cell, Token)>,
+    partners: FxHashSet<u32>,
 }
 
 /// The component of `Close`.
@@ -37,24 +49,24 @@ pub(crate) struct Close {
     attr: Attr,
     max: f64,
     within: i64,
-    /// The cell of each value's latest located occurrence.
-    latest: FxHashMap<KeyVal, Cell>,
+    /// Each value, numbered.
+    values: Keyed<Value, KeyVal>,
+    /// How many values have a latest occurrence.
+    located: usize,
     /// The latest occurrences in each cell.
-    cells: FxHashMap<Cell, Vec<Latest>>,
-    /// The state place: the pairs that hold (in the pair's order), since when.
-    holds: FxHashMap<(KeyVal, KeyVal), Since>,
-    /// For each value, the values it holds a pair with.
-    partners: FxHashMap<KeyVal, FxHashSet<KeyVal>>,
+    cells: FxHashMap<Cell, SmallVec<[Latest; 2]>>,
+    /// The state place: the pairs that hold (by their numbers, the lower first),
+    /// since when.
+    holds: FxHashMap<(u32, u32), Since>,
     next_sweep: Timestamp,
+    /// Latest occurrences replaced by newer ones, dropped a little later.
+    #[serde(skip)]
+    graves: Graves,
 }
 
-/// A pair of values, in their fixed order.
-fn pair(a: &KeyVal, b: &KeyVal) -> (KeyVal, KeyVal) {
-    if a <= b {
-        (a.clone(), b.clone())
-    } else {
-        (b.clone(), a.clone())
-    }
+/// A pair of value numbers, in their fixed order.
+fn pair(a: u32, b: u32) -> (u32, u32) {
+    (a.min(b), a.max(b))
 }
 
 impl Close {
@@ -63,16 +75,17 @@ impl Close {
             attr,
             max,
             within,
-            latest: FxHashMap::default(),
+            values: Keyed::default(),
+            located: 0,
             cells: FxHashMap::default(),
             holds: FxHashMap::default(),
-            partners: FxHashMap::default(),
             next_sweep: Timestamp::MIN,
+            graves: Graves::default(),
         }
     }
 
     pub(crate) fn live(&self) -> usize {
-        self.latest.len() + self.holds.len()
+        self.located + self.holds.len()
     }
 
     /// The cells' side: `max`, widened by 1 % on WGS84, where cells are filed on the
@@ -113,32 +126,31 @@ impl Close {
         }
         self.next_sweep = now.saturating_add((self.within / 2).max(1_000_000));
         let horizon = now.saturating_add(-self.within);
-        let (latest, partners) = (&mut self.latest, &self.partners);
+        let values = &mut self.values;
         let mut dropped = 0;
         self.cells.retain(|_, entries| {
             entries.retain(|x| {
-                let stale = x.end < horizon && !partners.contains_key(&x.value);
+                let stale = x.end < horizon && values.get(x.value).partners.is_empty();
                 if stale {
-                    latest.remove(&x.value);
+                    values.remove(x.value);
                     dropped += 1;
                 }
                 !stale
             });
             !entries.is_empty()
         });
+        self.located -= dropped;
         give_room(cx.budget, dropped);
     }
 
-    /// Takes value `v`'s latest occurrence out of its cell.
-    fn remove_latest(&mut self, v: &KeyVal) {
-        if let Some(c) = self.latest.remove(v) {
-            if let Some(entries) = self.cells.get_mut(&c) {
-                if let Some(i) = entries.iter().position(|x| x.value == *v) {
-                    entries.swap_remove(i);
-                }
-                if entries.is_empty() {
-                    self.cells.remove(&c);
-                }
+    /// Takes value `i`'s latest occurrence, in cell `c`, out of its cell.
+    fn unfile(&mut self, i: u32, c: Cell) {
+        if let Some(entries) = self.cells.get_mut(&c) {
+            if let Some(j) = entries.iter().position(|x| x.value == i) {
+                entries.swap_remove(j);
+            }
+            if entries.is_empty() {
+                self.cells.remove(&c);
             }
         }
     }
@@ -146,7 +158,8 @@ impl Close {
     pub(crate) fn fire_step(&mut self, inbox: &[(usize, Token)], cx: &mut Cx<'_>) {
         self.sweep(cx.now, cx);
         // One new latest occurrence per value: the step's first by ids.
-        let mut values: Vec<(KeyVal, Vec<&Token>)> = Vec::new();
+        type Occurrences<'t> = (&'t KeyVal, SmallVec<[&'t Token; 1]>);
+        let mut values: SmallVec<[Occurrences<'_>; 1]> = SmallVec::new();
         for (_, tok) in inbox {
             if tok.term.location.is_none() {
                 continue;
@@ -154,9 +167,9 @@ impl Close {
             let Some(v) = tok.key(&self.attr) else {
                 continue;
             };
-            match values.iter_mut().find(|(u, _)| u == v) {
+            match values.iter_mut().find(|(u, _)| *u == v) {
                 Some((_, ts)) => ts.push(tok),
-                None => values.push((v.clone(), vec![tok])),
+                None => values.push((v, SmallVec::from_elem(tok, 1))),
             }
         }
         for (v, toks) in values {
@@ -166,17 +179,29 @@ impl Close {
         }
     }
 
+    /// The latest token of value `i` (which has one).
+    fn latest_tok(&self, i: u32) -> &Token {
+        &self
+            .values
+            .get(i)
+            .latest
+            .as_ref()
+            .expect("a located value")
+            .1
+    }
+
     /// Value `v`'s new occurrence `y`.
-    fn occurrence(&mut self, v: KeyVal, y: &Token, cx: &mut Cx<'_>) {
+    fn occurrence(&mut self, v: &KeyVal, y: &Token, cx: &mut Cx<'_>) {
         let Some(p) = y.term.location else { return };
         let space = cx.space;
         let c = self.cell(space, p);
         let dz = if space == Space::Wgs84 { 1 } else { 0 };
-        let mine = self.partners.get(&v);
-        let holds = |u: &KeyVal| mine.is_some_and(|s| s.contains(u));
+        let mut me = self.values.find(v);
+        let mine = me.map(|m| &self.values.get(m).partners);
+        let holds = |u: u32| mine.is_some_and(|s| s.contains(&u));
         // The pairs that change: with the values near y (only they can be close),
         // and with those far away that v holds a pair with (which end).
-        let mut changed: Vec<(&Latest, bool)> = Vec::new();
+        let mut changed: SmallVec<[(u32, bool); 8]> = SmallVec::new();
         for i in -1..=1 {
             for j in -1..=1 {
                 for k in -dz..=dz {
@@ -184,84 +209,110 @@ impl Close {
                         continue;
                     };
                     for x in entries {
-                        if x.value == v {
+                        if Some(x.value) == me {
                             continue;
                         }
                         let close = y.end.since(x.end).abs() <= self.within
                             && distance(space, p, x.at) <= self.max;
-                        if close != holds(&x.value) {
-                            changed.push((x, close));
+                        if close != holds(x.value) {
+                            changed.push((x.value, close));
                         }
                     }
                 }
             }
         }
-        for u in mine.into_iter().flatten() {
-            let Some(&d) = self.latest.get(u) else {
-                continue;
-            };
-            if Self::next_to(c, d) {
-                continue;
-            }
-            if let Some(x) = self
-                .cells
-                .get(&d)
-                .and_then(|e| e.iter().find(|x| x.value == *u))
-            {
-                changed.push((x, false));
+        for &u in mine.into_iter().flatten() {
+            if let Some((d, _)) = &self.values.get(u).latest {
+                if !Self::next_to(c, *d) {
+                    changed.push((u, false));
+                }
             }
         }
         // Transitions in the order of the other values' latest occurrences' ids.
+        let keys = &self.values;
         changed.sort_by(|a, b| {
-            a.0.tok
-                .seqs()
-                .cmp(b.0.tok.seqs())
-                .then(a.0.value.cmp(&b.0.value))
+            let (ta, tb) = (self.latest_tok(a.0), self.latest_tok(b.0));
+            ta.seqs()
+                .cmp(tb.seqs())
+                .then_with(|| key(keys, a.0).cmp(key(keys, b.0)))
         });
-        let changes: Vec<(KeyVal, bool, Token)> = changed
+        let changes: SmallVec<[(u32, bool, Token); 8]> = changed
             .into_iter()
-            .map(|(x, close)| (x.value.clone(), close, Token::merge(&[&x.tok], y)))
+            .map(|(u, close)| (u, close, Token::merge(&[self.latest_tok(u)], y)))
             .collect();
         for (u, close, merged) in changes {
-            let key = pair(&u, &v);
-            let kv = StateKeyVal::Pair(key.0.clone(), key.1.clone());
+            let uv = key(&self.values, u);
+            let kv = if uv <= v {
+                StateKeyVal::Pair(uv.clone(), v.clone())
+            } else {
+                StateKeyVal::Pair(v.clone(), uv.clone())
+            };
             if close {
                 if !take_room(cx.budget) {
                     continue;
                 }
+                let m = *me.get_or_insert_with(|| {
+                    let fresh = Value {
+                        latest: None,
+                        partners: FxHashSet::default(),
+                    };
+                    self.values.insert(v.clone(), fresh)
+                });
                 let s = since(&merged, cx.now);
-                self.holds.insert(key, s.clone());
-                self.partners
-                    .entry(u.clone())
-                    .or_default()
-                    .insert(v.clone());
-                self.partners.entry(v.clone()).or_default().insert(u);
+                self.holds.insert(pair(u, m), s.clone());
+                self.values.get_mut(u).partners.insert(m);
+                self.values.get_mut(m).partners.insert(u);
                 cx.emit(transition(&merged, cx.now, true, s, kv));
-            } else if let Some(s) = self.holds.remove(&key) {
-                give_room(cx.budget, 1);
-                for (a, b) in [(&u, &v), (&v, &u)] {
-                    if let Some(set) = self.partners.get_mut(a) {
-                        set.remove(b);
-                        if set.is_empty() {
-                            self.partners.remove(a);
-                        }
-                    }
+            } else if let Some(m) = me {
+                if let Some(s) = self.holds.remove(&pair(u, m)) {
+                    give_room(cx.budget, 1);
+                    self.values.get_mut(u).partners.remove(&m);
+                    self.values.get_mut(m).partners.remove(&u);
+                    cx.emit(transition(&merged, cx.now, false, s, kv));
                 }
-                cx.emit(transition(&merged, cx.now, false, s, kv));
             }
         }
         // y is v's latest occurrence now.
-        if self.latest.contains_key(&v) {
-            self.remove_latest(&v);
-        } else if !take_room(cx.budget) {
-            return;
+        let old = me.and_then(|m| self.values.get(m).latest.as_ref().map(|l| l.0));
+        match (me, old) {
+            (Some(m), Some(d)) => self.unfile(m, d),
+            _ => {
+                if !take_room(cx.budget) {
+                    // Turned away: a value with neither an occurrence nor a pair is
+                    // forgotten.
+                    if let Some(m) = me {
+                        if self.values.get(m).partners.is_empty() {
+                            self.values.remove(m);
+                        }
+                    }
+                    return;
+                }
+                self.located += 1;
+            }
         }
-        self.latest.insert(v.clone(), c);
+        let m = match me {
+            Some(m) => m,
+            None => {
+                let fresh = Value {
+                    latest: None,
+                    partners: FxHashSet::default(),
+                };
+                self.values.insert(v.clone(), fresh)
+            }
+        };
+        let old = self.values.get_mut(m).latest.replace((c, y.clone()));
+        if let Some((_, old)) = old {
+            self.graves.bury(old);
+        }
         self.cells.entry(c).or_default().push(Latest {
-            value: v,
             at: p,
             end: y.end,
-            tok: y.clone(),
+            value: m,
         });
     }
+}
+
+/// The value numbered `i`.
+fn key(values: &Keyed<Value, KeyVal>, i: u32) -> &KeyVal {
+    values.key(i)
 }

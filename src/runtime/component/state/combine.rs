@@ -3,9 +3,10 @@
 //! markings) and its own state place; after a step's operand transitions it
 //! recomputes, and a change is caused by the first operand in the list that changed.
 
-use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
+use smallvec::{smallvec, SmallVec};
 
+use super::keyed::Keyed;
 use super::{give_room, since, take_room, transition};
 use crate::model::Combine as How;
 use crate::runtime::component::Cx;
@@ -15,7 +16,7 @@ use crate::runtime::token::{Since, StateKeyVal, Token};
 /// holds.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 struct Marking {
-    operands: Vec<bool>,
+    operands: SmallVec<[bool; 8]>,
     since: Option<Since>,
 }
 
@@ -25,7 +26,7 @@ pub(crate) struct Combine {
     #[serde(skip, default = "unset")]
     how: How,
     arity: usize,
-    marks: FxHashMap<StateKeyVal, Marking>,
+    marks: Keyed<Marking>,
 }
 
 fn unset() -> How {
@@ -37,7 +38,7 @@ impl Combine {
         Combine {
             how,
             arity,
-            marks: FxHashMap::default(),
+            marks: Keyed::default(),
         }
     }
 
@@ -49,38 +50,35 @@ impl Combine {
         self.marks.len()
     }
 
-    fn value(&self, ops: &[bool]) -> bool {
-        match self.how {
-            How::All => ops.iter().all(|&b| b),
-            How::Any => ops.iter().any(|&b| b),
-            How::Unless => ops[0] && !ops[1],
-        }
-    }
-
     /// One step's operand transitions, sorted by input arc (operand position).
     pub(crate) fn fire_step(&mut self, inbox: &[(usize, Token)], cx: &mut Cx<'_>) {
         // Per key value, in the order keys first appear: the transitions, by operand.
-        let mut keys: Vec<(StateKeyVal, Vec<(usize, &Token)>)> = Vec::new();
+        type Changes<'t> = SmallVec<[(usize, &'t Token); 2]>;
+        let mut keys: SmallVec<[(&StateKeyVal, Changes<'_>); 1]> = SmallVec::new();
         for (role, tok) in inbox {
             let Some(t) = tok.transition() else { continue };
-            match keys.iter_mut().find(|(k, _)| *k == t.key) {
+            match keys.iter_mut().find(|(k, _)| **k == t.key) {
                 Some((_, v)) => v.push((*role, tok)),
-                None => keys.push((t.key.clone(), vec![(*role, tok)])),
+                None => keys.push((&t.key, smallvec![(*role, tok)])),
             }
         }
         for (k, changes) in keys {
-            let mut m = match self.marks.remove(&k) {
-                Some(m) => m,
+            let found = self.marks.find(k);
+            let i = match found {
+                Some(i) => i,
                 None => {
                     if !take_room(cx.budget) {
                         continue;
                     }
-                    Marking {
-                        operands: vec![false; self.arity],
+                    let m = Marking {
+                        operands: smallvec![false; self.arity],
                         since: None,
-                    }
+                    };
+                    self.marks.insert(k.clone(), m)
                 }
             };
+            let how = self.how;
+            let m = self.marks.get_mut(i);
             let before = m.since.is_some();
             let mut first: Option<&Token> = None;
             for (role, tok) in &changes {
@@ -90,7 +88,7 @@ impl Combine {
                     first.get_or_insert(tok);
                 }
             }
-            let after = self.value(&m.operands);
+            let after = value(how, &m.operands);
             if let (Some(cause), true) = (first, before != after) {
                 if after {
                     let s = since(cause, cx.now);
@@ -100,11 +98,19 @@ impl Combine {
                     cx.emit(transition(cause, cx.now, false, s, k.clone()));
                 }
             }
-            if m.operands.iter().any(|&b| b) || m.since.is_some() {
-                self.marks.insert(k, m);
-            } else {
+            if !m.operands.iter().any(|&b| b) && m.since.is_none() {
+                self.marks.remove(i);
                 give_room(cx.budget, 1);
             }
         }
+    }
+}
+
+/// The combined state's value when the operands hold as `ops` say.
+fn value(how: How, ops: &[bool]) -> bool {
+    match how {
+        How::All => ops.iter().all(|&b| b),
+        How::Any => ops.iter().any(|&b| b),
+        How::Unless => ops[0] && !ops[1],
     }
 }

@@ -8,18 +8,21 @@
 //! step (its inputs come from components earlier in topological order, so they are
 //! all there): an `on` and an `off` of one key value in one step cancel, and when
 //! several occurrences of one step could cause a transition, the one whose `ids`
-//! come first causes it. Timed transitions (`Stationary`, `Silent`, `Lasting`) are
-//! timers of the detector's queue, the one `P`'s ticks use.
+//! come first causes it. Timed transitions (`Stationary`, `Silent`, `Lasting`) wait
+//! in their component's queue, which keeps a timer in the detector's (the one `P`'s
+//! ticks use) for the earliest.
 //!
 //! - `toggle.rs`: `State` and `Inside`, made and unmade by occurrences;
 //! - `near.rs`: the zones of an `Inside`, indexed for its margin;
 //! - `timed.rs`: `Stationary`, `Silent` and `Lasting`, made true by a timer;
+//! - `keyed.rs`: the per-key-value places, a slab under a hash table of numbers;
 //! - `close.rs`: `Close`, a state per pair of objects;
 //! - `combine.rs`: `AllOf`, `AnyOf`, `Unless`;
 //! - `read.rs`: `Starts`, `Ends` and `During`, which turn states into occurrences.
 
 mod close;
 mod combine;
+mod keyed;
 mod near;
 mod read;
 mod timed;
@@ -32,6 +35,7 @@ pub(crate) use read::{During, PhaseOf};
 pub(crate) use timed::{Lasting, Silent, Stationary};
 pub(crate) use toggle::{Decide, Toggle};
 
+use std::collections::VecDeque;
 use std::sync::Arc;
 
 use smallvec::{smallvec, SmallVec};
@@ -127,4 +131,28 @@ pub(crate) fn by_key<'t>(
         }
     }
     groups
+}
+
+/// Tokens put aside to be dropped a few replacements later: a state's replaced token
+/// (an anchor, a latest report, seconds old and out of the caches) is mostly its
+/// event's last holder, and dropping it at once waits for memory twice, for the
+/// event's reference count and for its attributes. Put aside, the first is fetched
+/// when the token arrives and the second two replacements later, and the drop finds
+/// both in cache. At most [`Graves::DEPTH`] tokens wait; nothing else reads them.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Graves(VecDeque<Token>);
+
+impl Graves {
+    const DEPTH: usize = 4;
+
+    pub(crate) fn bury(&mut self, tok: Token) {
+        crate::hint::prefetch(Arc::as_ptr(&tok.term));
+        self.0.push_back(tok);
+        if let Some(t) = self.0.get(Self::DEPTH / 2) {
+            crate::hint::prefetch(t.term.attrs.as_ptr());
+        }
+        if self.0.len() > Self::DEPTH {
+            self.0.pop_front();
+        }
+    }
 }

@@ -1,168 +1,220 @@
 //! States made true by a timed transition: `Stationary` (anchor time + T),
 //! `Silent` (latest occurrence + T) and `Lasting` (the operand's start + min). Each
 //! keeps, per key value, a place beside the state place (the anchor, the latest
-//! occurrence, the operand's start) whose token arms a timer; a timer whose tag is no
-//! longer that token's was disarmed. The timers are the detector's, shared with `P`,
-//! so a transition due at t happens after every event at t and before any later one.
+//! occurrence, the operand's start) whose token arms a timed transition; re-arming
+//! disarms the transition armed before. The transitions due at t happen in the
+//! detector's step for t (its timers are shared with `P`), so a transition due at t
+//! happens after every event at t and before any later one.
+//!
+//! The armed transitions wait in the component's own queue, in order of due time,
+//! then arming: since every arming is for a fixed span after its token's time, they
+//! mostly come in that order and are appended (those that do not go to a heap
+//! beside it). A re-armed key value leaves its earlier transition in the queue, to be
+//! passed over when it comes out (its arming tag is no longer the key value's), and
+//! the queue is rid of such transitions whenever they outnumber the key values. The
+//! component keeps one timer in the detector's queue, at its earliest transition
+//! that is still armed (or earlier, when that one was disarmed after the timer was
+//! set): so re-arming costs no timer at all, and a key value reporting every second
+//! to a `Silent` of an hour keeps one entry in the queue, not 3,600.
 
-use rustc_hash::FxHashMap;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
+
 use serde::{Deserialize, Serialize};
 use smallvec::SmallVec;
 
-use super::{by_key, first_by_ids, give_room, key_value, since, take_room, transition};
-use crate::event::Timestamp;
+use super::keyed::Keyed;
+use super::{by_key, first_by_ids, give_room, key_value, since, take_room, transition, Graves};
+use crate::event::{Point, Timestamp};
 use crate::model::StateKey;
 use crate::runtime::component::Cx;
 use crate::runtime::token::{Since, StateKeyVal, Token};
 use crate::spatial::distance;
 
-/// One key value's armed token: what the timer's transition will carry.
+/// One key value's armed token: what its transition will carry.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 struct Armed {
     /// The anchor (`Stationary`), the latest occurrence (`Silent`), the operand's
     /// start (`Lasting`).
     tok: Token,
-    /// When its transition is due.
-    due: Timestamp,
-    /// The tag its transition has in the queue: the order of arming, which orders
-    /// the transitions due at one instant.
-    tag: u64,
-    /// The key value's timer in the queue (when it is due, its tag), if any.
-    queued: Option<(Timestamp, u64)>,
+    /// The token's location (read at every report by `Stationary`, without going to
+    /// the token's event).
+    at: Option<Point>,
     /// When the state became true, while it holds.
     since: Option<Since>,
 }
 
-/// The per-key places and timers every timed state keeps.
-///
-/// A key value has at most one timer in the detector's queue (or more only when
-/// re-armed at the very instant it was armed for): re-arming it later leaves the
-/// timer in place, and when that timer is due it is queued again for the armed
-/// time. So a tracker reporting every second to a `Silent` of an hour keeps one
-/// timer, not 3,600, and a key value's timer outlives the key value's entry only
-/// until it is due.
+/// An armed transition: when it is due, its tag (the order of arming, which orders
+/// the transitions due at one instant) and the number of its key value's entry.
+type Due = (Timestamp, u64, u32);
+
+/// No arming's tag: the tag of a free entry number.
+const NONE: u64 = u64::MAX;
+
+/// The per-key places and the queue of armed transitions every timed state keeps.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 struct Timed {
-    armed: FxHashMap<StateKeyVal, Armed>,
-    /// The timers still queued of key values forgotten since (`Lasting`).
-    orphans: FxHashMap<StateKeyVal, (Timestamp, u64)>,
-    /// The key value of each queued timer.
-    tags: FxHashMap<u64, StateKeyVal>,
+    armed: Keyed<Armed>,
+    /// The tag each entry number is armed with (`NONE`: a free number). A queued
+    /// transition whose tag is not its entry's was disarmed.
+    tags: Vec<u64>,
+    /// Armed transitions in order of (due, tag).
+    queue: VecDeque<Due>,
+    /// Armed transitions due before the last of `queue` when they were armed.
+    late: BinaryHeap<Reverse<Due>>,
+    /// The instants of this component's timers in the detector's queue, earliest
+    /// first; the first is never later than the earliest armed transition.
+    wakes: SmallVec<[Timestamp; 2]>,
     next_tag: u64,
+    /// Tokens replaced by newer ones, dropped a few arming later.
+    #[serde(skip)]
+    graves: Graves,
 }
 
 impl Timed {
-    /// Arms key value `k` with `tok`, its transition due at `at`; if its state holds,
-    /// it ends first, caused by `end` (when given). A new key value takes room in the
-    /// budget: `false` when there is none.
+    /// Arms key value `k` (whose entry is numbered `found`, if it has one) with
+    /// `tok`, its transition due at `at`; if its state holds, it ends first, caused by
+    /// `end` (when given). A new key value takes room in the budget: `None` when there
+    /// is none, else the number of `k`'s entry.
     fn rearm(
         &mut self,
+        found: Option<u32>,
         k: StateKeyVal,
         tok: Token,
         at: Timestamp,
         end: Option<&Token>,
         cx: &mut Cx<'_>,
-    ) -> bool {
+    ) -> Option<u32> {
         let tag = self.next_tag;
         self.next_tag += 1;
-        if let Some(a) = self.armed.get_mut(&k) {
-            if let (Some(cause), Some(s)) = (end, a.since.take()) {
-                cx.emit(transition(cause, cx.now, false, s, k.clone()));
+        let loc = tok.term.location;
+        let i = match found {
+            Some(i) => {
+                let a = self.armed.get_mut(i);
+                if let (Some(cause), Some(s)) = (end, a.since.take()) {
+                    cx.emit(transition(cause, cx.now, false, s, k));
+                }
+                let old = std::mem::replace(&mut a.tok, tok);
+                a.at = loc;
+                self.graves.bury(old);
+                i
             }
-            a.tok = tok;
-            a.due = at;
-            a.tag = tag;
-            let queued = a.queued;
-            if !matches!(queued, Some((t, _)) if t < at) {
-                a.queued = Some((at, tag));
-                self.queue(k, at, tag, queued, cx);
+            None => {
+                if !take_room(cx.budget) {
+                    return None;
+                }
+                let armed = Armed {
+                    tok,
+                    at: loc,
+                    since: None,
+                };
+                let i = self.armed.insert(k, armed);
+                if self.tags.len() <= i as usize {
+                    self.tags.resize(i as usize + 1, NONE);
+                }
+                i
             }
-            return true;
+        };
+        self.tags[i as usize] = tag;
+        self.push((at, tag, i), cx);
+        Some(i)
+    }
+
+    /// Queues the armed transition `d`, with a timer for it unless one comes first.
+    fn push(&mut self, d: Due, cx: &mut Cx<'_>) {
+        match self.queue.back() {
+            Some(&(t, g, _)) if (d.0, d.1) < (t, g) => self.late.push(Reverse(d)),
+            _ => self.queue.push_back(d),
         }
-        if !take_room(cx.budget) {
-            return false;
+        self.wake(d.0, cx);
+        if self.queue.len() + self.late.len() > 2 * self.armed.len() + 32 {
+            let tags = &self.tags;
+            let live = |d: &Due| tags.get(d.2 as usize) == Some(&d.1);
+            self.queue.retain(live);
+            self.late.retain(|Reverse(d)| live(d));
         }
-        let mut queued = if self.orphans.is_empty() {
-            None
+    }
+
+    /// Makes sure a timer of this component is due no later than `at`.
+    fn wake(&mut self, at: Timestamp, cx: &mut Cx<'_>) {
+        if self.wakes.first().is_none_or(|&t| t > at) {
+            self.wakes.insert(0, at);
+            cx.timers.set(at, cx.component, 0);
+        }
+    }
+
+    /// The earliest queued transition, disarmed or not.
+    fn peek(&self) -> Option<Due> {
+        let q = self.queue.front().copied();
+        let l = self.late.peek().map(|Reverse(d)| *d);
+        match (q, l) {
+            (Some(q), Some(l)) => Some(if (l.0, l.1) < (q.0, q.1) { l } else { q }),
+            (q, l) => q.or(l),
+        }
+    }
+
+    /// Takes out the earliest queued transition.
+    fn pop(&mut self) -> Option<Due> {
+        let d = self.peek()?;
+        if self.queue.front() == Some(&d) {
+            self.queue.pop_front();
         } else {
-            self.orphans.remove(&k)
-        };
-        if !matches!(queued, Some((t, _)) if t < at) {
-            self.queue(k.clone(), at, tag, queued, cx);
-            queued = Some((at, tag));
+            self.late.pop();
         }
-        self.armed.insert(
-            k,
-            Armed {
-                tok,
-                due: at,
-                tag,
-                queued,
-                since: None,
-            },
-        );
-        true
+        Some(d)
     }
 
-    /// Queues key value `k`'s timer at `at` with `tag`; its timer `old` (at the same
-    /// instant, or later) is left to fire as nothing.
-    fn queue(
-        &mut self,
-        k: StateKeyVal,
-        at: Timestamp,
-        tag: u64,
-        old: Option<(Timestamp, u64)>,
-        cx: &mut Cx<'_>,
-    ) {
-        if let Some((_, old)) = old {
-            self.tags.remove(&old);
-        }
-        self.tags.insert(tag, k);
-        cx.timers.set(at, cx.component, tag);
+    fn armed(&self, d: &Due) -> bool {
+        self.tags.get(d.2 as usize) == Some(&d.1)
     }
 
-    /// The timer `tag` is due at `at`: the state of its key value becomes true, with
-    /// the armed token's location and `ids`; or, re-armed since for later, the timer
-    /// is queued again.
-    fn due(&mut self, at: Timestamp, tag: u64, cx: &mut Cx<'_>) {
-        let Some(k) = self.tags.remove(&tag) else {
-            return;
-        };
-        let Some(armed) = self.armed.get_mut(&k) else {
-            self.orphans.remove(&k);
-            return;
-        };
-        armed.queued = None;
-        if armed.since.is_some() {
-            return;
+    /// A timer of this component is due at `at`: the state of every key value whose
+    /// transition is due then becomes true, in the order of arming, with the armed
+    /// token's location and `ids`; then a timer is set for the next armed transition.
+    fn due(&mut self, at: Timestamp, cx: &mut Cx<'_>) {
+        if let Some(w) = self.wakes.iter().position(|&t| t == at) {
+            self.wakes.remove(w);
         }
-        if armed.due > at {
-            let (due, tag) = (armed.due, armed.tag);
-            armed.queued = Some((due, tag));
-            self.queue(k, due, tag, None, cx);
-            return;
-        }
-        let s = since(&armed.tok, at);
-        armed.since = Some(s.clone());
-        cx.emit(transition(&armed.tok, at, true, s, k));
-    }
-
-    /// Ends key value `k`'s state if it holds, caused by `cause`.
-    fn end(&mut self, k: &StateKeyVal, cause: &Token, cx: &mut Cx<'_>) {
-        if let Some(s) = self.armed.get_mut(k).and_then(|a| a.since.take()) {
-            cx.emit(transition(cause, cx.now, false, s, k.clone()));
-        }
-    }
-
-    /// Forgets key value `k` (its state ended or never held), giving back its room.
-    /// Its timer, if queued, fires as nothing (or finds `k` armed again).
-    fn forget(&mut self, k: &StateKeyVal, cx: &mut Cx<'_>) {
-        if let Some(a) = self.armed.remove(k) {
-            give_room(cx.budget, 1);
-            if let Some(q) = a.queued {
-                self.orphans.insert(k.clone(), q);
+        while let Some(d) = self.peek() {
+            if d.0 > at {
+                break;
             }
+            self.pop();
+            if !self.armed(&d) {
+                continue;
+            }
+            // (A timer is always set no later than an armed transition: none is
+            // overdue.)
+            debug_assert_eq!(d.0, at, "an armed transition overdue");
+            let Some((k, armed)) = self.armed.slot_mut(d.2) else {
+                continue;
+            };
+            if armed.since.is_some() {
+                continue;
+            }
+            let s = since(&armed.tok, at);
+            armed.since = Some(s.clone());
+            cx.emit(transition(&armed.tok, at, true, s, k.clone()));
         }
+        while let Some(d) = self.peek() {
+            if self.armed(&d) {
+                self.wake(d.0, cx);
+                break;
+            }
+            self.pop();
+        }
+    }
+
+    /// Ends key value `k`'s state if it holds, caused by `cause`, and forgets `k`,
+    /// giving back its room. Its queued transition, if any, is passed over.
+    fn end_and_forget(&mut self, k: &StateKeyVal, cause: &Token, cx: &mut Cx<'_>) {
+        let Some(i) = self.armed.find(k) else { return };
+        let (k, a) = self.armed.remove(i);
+        if let Some(s) = a.since {
+            cx.emit(transition(cause, cx.now, false, s, k));
+        }
+        give_room(cx.budget, 1);
+        self.tags[i as usize] = NONE;
     }
 
     fn live(&self) -> usize {
@@ -208,25 +260,35 @@ impl Stationary {
         for (k, toks) in by_key(located.map(|(r, t)| (*r, t)), |t| key_value(key, t)) {
             // In the order of their ids: the first to move off re-anchors.
             let mut toks: SmallVec<[&Token; 2]> = toks.into_iter().map(|(_, t)| t).collect();
-            toks.sort_by(|a, b| a.seqs().cmp(b.seqs()));
+            if toks.len() > 1 {
+                toks.sort_by(|a, b| a.seqs().cmp(b.seqs()));
+            }
+            let mut found = self.timed.armed.find(&k);
             for y in toks {
                 let Some(p) = y.term.location else { continue };
-                let moved = self.timed.armed.get(&k).is_none_or(|a| {
-                    a.tok
-                        .term
-                        .location
+                let moved = found.is_none_or(|i| {
+                    self.timed
+                        .armed
+                        .get(i)
+                        .at
                         .is_none_or(|q| distance(cx.space, q, p) > self.radius)
                 });
+                if !moved {
+                    continue;
+                }
                 let at = y.end.saturating_add(self.hold);
-                if moved && !self.timed.rearm(k.clone(), y.clone(), at, Some(y), cx) {
+                found = self
+                    .timed
+                    .rearm(found, k.clone(), y.clone(), at, Some(y), cx);
+                if found.is_none() {
                     break;
                 }
             }
         }
     }
 
-    pub(crate) fn tick(&mut self, at: Timestamp, tag: u64, cx: &mut Cx<'_>) {
-        self.timed.due(at, tag, cx);
+    pub(crate) fn tick(&mut self, at: Timestamp, cx: &mut Cx<'_>) {
+        self.timed.due(at, cx);
     }
 }
 
@@ -263,12 +325,13 @@ impl Silent {
                 continue;
             };
             let at = y.end.saturating_add(self.hold);
-            self.timed.rearm(k, y.clone(), at, Some(y), cx);
+            let found = self.timed.armed.find(&k);
+            self.timed.rearm(found, k, y.clone(), at, Some(y), cx);
         }
     }
 
-    pub(crate) fn tick(&mut self, at: Timestamp, tag: u64, cx: &mut Cx<'_>) {
-        self.timed.due(at, tag, cx);
+    pub(crate) fn tick(&mut self, at: Timestamp, cx: &mut Cx<'_>) {
+        self.timed.due(at, cx);
     }
 }
 
@@ -298,18 +361,18 @@ impl Lasting {
     pub(crate) fn fire_step(&mut self, inbox: &[(usize, Token)], cx: &mut Cx<'_>) {
         for (_, tok) in inbox {
             let Some(t) = tok.transition() else { continue };
-            let k = t.key.clone();
             if t.start {
                 let at = tok.end.saturating_add(self.min);
-                self.timed.rearm(k, tok.clone(), at, None, cx);
+                let found = self.timed.armed.find(&t.key);
+                self.timed
+                    .rearm(found, t.key.clone(), tok.clone(), at, None, cx);
             } else {
-                self.timed.end(&k, tok, cx);
-                self.timed.forget(&k, cx);
+                self.timed.end_and_forget(&t.key, tok, cx);
             }
         }
     }
 
-    pub(crate) fn tick(&mut self, at: Timestamp, tag: u64, cx: &mut Cx<'_>) {
-        self.timed.due(at, tag, cx);
+    pub(crate) fn tick(&mut self, at: Timestamp, cx: &mut Cx<'_>) {
+        self.timed.due(at, cx);
     }
 }

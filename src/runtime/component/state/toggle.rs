@@ -3,14 +3,14 @@
 //! true; the start transition has an inhibitor arc from it (a start while true
 //! changes nothing), the end transition consumes it.
 
-use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 use smallvec::SmallVec;
 
+use super::keyed::Keyed;
 use super::{by_key, first_by_ids, give_room, key_value, since, take_room, transition};
 use crate::model::StateKey;
 use crate::runtime::component::Cx;
-use crate::runtime::token::{Since, StateKeyVal, Token};
+use crate::runtime::token::{Since, Token};
 use crate::spatial::Zone;
 
 use super::near::NearZones;
@@ -35,7 +35,7 @@ pub(crate) struct Toggle {
     #[serde(skip, default = "whole")]
     key: StateKey,
     /// The state place: the time each key value's state became true.
-    holds: FxHashMap<StateKeyVal, Since>,
+    holds: Keyed<Since>,
 }
 
 fn whole() -> StateKey {
@@ -47,7 +47,7 @@ impl Toggle {
         Toggle {
             decide: Some(decide),
             key,
-            holds: FxHashMap::default(),
+            holds: Keyed::default(),
         }
     }
 
@@ -100,7 +100,10 @@ impl Toggle {
             }
             // An on and an off in one step: no change.
             match (ons.is_empty(), offs.is_empty()) {
-                (false, true) if !self.holds.contains_key(&k) => {
+                (false, true) => {
+                    if self.holds.find(&k).is_some() {
+                        continue;
+                    }
                     if let Some(cause) = first_by_ids(ons) {
                         if take_room(cx.budget) {
                             let s = since(cause, cx.now);
@@ -110,11 +113,13 @@ impl Toggle {
                     }
                 }
                 (true, false) => {
+                    let Some(i) = self.holds.find(&k) else {
+                        continue;
+                    };
                     if let Some(cause) = first_by_ids(offs) {
-                        if let Some(s) = self.holds.remove(&k) {
-                            give_room(cx.budget, 1);
-                            cx.emit(transition(cause, cx.now, false, s, k));
-                        }
+                        let (_, s) = self.holds.remove(i);
+                        give_room(cx.budget, 1);
+                        cx.emit(transition(cause, cx.now, false, s, k));
                     }
                 }
                 _ => {}
