@@ -5,13 +5,12 @@
 //! own after the broker goes away.
 
 use std::collections::VecDeque;
-
-use rustc_hash::FxHashMap;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 use std::time::Duration;
 
 use rumqttc::{AsyncClient, Event, EventLoop, MqttOptions, Outgoing, Packet, Publish, QoS};
+use rustc_hash::FxHashMap;
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 use xxhash_rust::xxh3::Xxh3;
