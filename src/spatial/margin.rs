@@ -13,7 +13,7 @@
 //! to the point found, so the comparison with the margin is decided on a geodesic
 //! wherever it is close.
 
-use geo_types::Polygon;
+use geo_types::{LineString, Polygon};
 
 use super::metric::{
     bearing, distance, geodesic_bounds, geodesic_destination, norm360, WGS84_A, WGS84_E2,
@@ -85,10 +85,14 @@ pub(crate) fn boundary_distance(shape: &Shape, space: Space, p: Point, margin: f
     }
 }
 
+/// The rings of `poly`: its exterior, then its holes.
+fn rings(poly: &Polygon<f64>) -> impl Iterator<Item = &LineString<f64>> {
+    std::iter::once(poly.exterior()).chain(poly.interiors())
+}
+
 /// The distance from `p` to the rings of `poly`, its holes' included.
 fn polygon_distance(poly: &Polygon<f64>, space: Space, p: Point, margin: f64) -> f64 {
-    std::iter::once(poly.exterior())
-        .chain(poly.interiors())
+    rings(poly)
         .map(|ring| ring_distance(space, p, &ring.0, margin))
         .fold(f64::INFINITY, f64::min)
 }
@@ -112,14 +116,12 @@ pub(crate) fn near_boundary(shape: &Shape, space: Space, p: Point, margin: f64) 
             boundary_distance(shape, space, p, margin) < margin
         }
         Shape::Rect(r) => ring_near(space, p, &corners(r), margin),
-        Shape::Polygon(poly) => std::iter::once(poly.exterior())
-            .chain(poly.interiors())
-            .any(|ring| ring_near(space, p, &ring.0, margin)),
-        Shape::MultiPolygon(mp) => mp.0.iter().any(|poly| {
-            std::iter::once(poly.exterior())
-                .chain(poly.interiors())
+        Shape::Polygon(poly) => rings(poly).any(|ring| ring_near(space, p, &ring.0, margin)),
+        Shape::MultiPolygon(mp) => {
+            mp.0.iter()
+                .flat_map(rings)
                 .any(|ring| ring_near(space, p, &ring.0, margin))
-        }),
+        }
         _ => boundary_distance(shape, space, p, margin) < margin,
     }
 }
