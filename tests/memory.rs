@@ -342,8 +342,13 @@ fn a_key_reporting_often_keeps_one_timer() {
         "on": State(on: "a", off: "b", key: "k"),
         "out": Lasting(of: "on", min: "1h")"#);
     let mut detector = capped(&net, 1_000);
-    let before = HEAP.allocated() as isize;
+    // The first reports make what one key value holds (its entries, its queue, the
+    // timers' room); the heap is measured over the rest, when nothing new is needed.
+    let mut before = 0;
     for i in 0..20_000u64 {
+        if i == 1_000 {
+            before = HEAP.allocated() as isize;
+        }
         let t = Timestamp::from_secs_f64(1_700_000_000.0 + i as f64).expect("time");
         let ty = if i % 2 == 0 { "A" } else { "B" };
         let found = detector
