@@ -199,7 +199,14 @@ pub(crate) fn compile(model: &Arc<Model>) -> (PetriNet, Program) {
     }
     let by_type = atomics
         .into_iter()
-        .map(|(kind, of_kind)| (kind, Dispatch::new(&of_kind)))
+        .map(|(kind, of_kind)| {
+            let warm = of_kind
+                .iter()
+                .flat_map(|&(id, _)| consumers[id].iter().map(|&(c, _)| c))
+                .filter(|&c| components[c].warms())
+                .collect();
+            (kind, Dispatch::new(&of_kind).warming(warm))
+        })
         .collect();
     let mut outputs = vec![Vec::new(); n];
     for (name, id) in &model.outputs {

@@ -25,6 +25,10 @@ pub(crate) struct Dispatch {
     /// The attribute whose value selects the other components, and the components
     /// filed under each value.
     by_value: Option<(Arc<str>, ByValue)>,
+    /// The states kept per key value that read these components' occurrences, whose
+    /// entries an event's key value names before its step: fetched ahead
+    /// ([`Component::warm`](super::component::Component::warm)).
+    warm: Vec<usize>,
 }
 
 /// Components by the text value they require, each list in topological order.
@@ -57,6 +61,7 @@ impl Dispatch {
             return Dispatch {
                 always: atomics.iter().map(|&(id, _)| id).collect(),
                 by_value: None,
+                warm: Vec::new(),
             };
         };
         debug_assert!(n >= 2);
@@ -73,7 +78,20 @@ impl Dispatch {
         Dispatch {
             always,
             by_value: Some((Arc::clone(key), by_value)),
+            warm: Vec::new(),
         }
+    }
+
+    /// The same, with the states `warm` to fetch ahead of a step of the type.
+    pub(crate) fn warming(self, mut warm: Vec<usize>) -> Dispatch {
+        warm.sort_unstable();
+        warm.dedup();
+        Dispatch { warm, ..self }
+    }
+
+    /// The states to fetch ahead of a step of the type, in topological order.
+    pub(crate) fn warm(&self) -> &[usize] {
+        &self.warm
     }
 
     /// Calls `f` with each component `event` may match, in topological order.

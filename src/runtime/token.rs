@@ -78,6 +78,11 @@ impl Term {
         };
         Term { event, keys }
     }
+
+    /// The event's value of `attr`, as a hashable key.
+    pub(crate) fn key(&self, attr: &Attr) -> Option<&KeyVal> {
+        self.keys.get(attr.slot).and_then(Option::as_ref)
+    }
 }
 
 impl Deref for Term {
@@ -225,7 +230,7 @@ impl Token {
 
     /// The terminator's value of `attr`, as a hashable key.
     pub(crate) fn key(&self, attr: &Attr) -> Option<&KeyVal> {
-        self.term.keys.get(attr.slot).and_then(Option::as_ref)
+        self.term.key(attr)
     }
 
     /// Does the occurrence span at most `window` microseconds?

@@ -131,6 +131,26 @@ impl Component {
         )
     }
 
+    /// Does the component hold an entry per key value that [`Component::warm`] can
+    /// fetch ahead of a step?
+    pub(crate) fn warms(&self) -> bool {
+        matches!(
+            self,
+            Component::Toggle(_) | Component::Stationary(_) | Component::Silent(_)
+        )
+    }
+
+    /// An event (`term`) will reach this component in the coming step: brings what
+    /// its firing reads first into cache. A hint: no state changes.
+    pub(crate) fn warm(&self, term: &super::token::Term) {
+        match self {
+            Component::Toggle(u) => u.warm(term),
+            Component::Stationary(u) => u.warm(term),
+            Component::Silent(u) => u.warm(term),
+            _ => {}
+        }
+    }
+
     /// Every token of a step at once, by input arc then arrival (states: an on and an
     /// off of one step cancel, and the first cause by ids is chosen among them all).
     pub(crate) fn fire_step(&mut self, inbox: &[(usize, Token)], cx: &mut Cx<'_>) {

@@ -199,6 +199,9 @@ impl Detector {
             return Ok(());
         };
         let tok = Token::atomic(step, Arc::new(Term::new(event, &program.model.key_attrs)));
+        for &c in atomics.warm() {
+            self.components[c].warm(&tok.term);
+        }
         // The atomic components read the type's source place first: fire them here
         // rather than through the step's inbox (their consumers all come later).
         atomics.each(&tok.term, |id| {

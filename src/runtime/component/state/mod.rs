@@ -42,7 +42,7 @@ use smallvec::{smallvec, SmallVec};
 
 use super::super::detection::time_text;
 use super::super::place::TokenBudget;
-use super::super::token::{Extra, Since, StateKeyVal, Token, Transition};
+use super::super::token::{Extra, Since, StateKeyVal, Term, Token, Transition};
 use crate::event::Timestamp;
 use crate::model::StateKey;
 
@@ -54,6 +54,18 @@ pub(crate) fn key_value(key: &StateKey, tok: &Token) -> Option<StateKeyVal> {
         StateKey::Attr(a) => tok.key(a).map(|k| StateKeyVal::One(k.clone())),
         // A pair's key is the transition's own; an occurrence has one value only.
         StateKey::Pair(_) => tok.transition().map(|t| t.key.clone()),
+    }
+}
+
+/// Brings `keyed`'s entry for `term`'s key value into cache (a state kept per an
+/// attribute). Called for every state an event will reach, before the step: their
+/// entries are fetched together, where the states firing one after another would
+/// wait for each in turn.
+fn warm<V>(key: &StateKey, term: &Term, keyed: &keyed::Keyed<V>) {
+    if let StateKey::Attr(a) = key {
+        if let Some(k) = term.key(a) {
+            keyed.prefetch(&StateKeyVal::One(k.clone()));
+        }
     }
 }
 

@@ -24,11 +24,13 @@ use serde::{Deserialize, Serialize};
 use smallvec::SmallVec;
 
 use super::keyed::Keyed;
-use super::{by_key, first_by_ids, give_room, key_value, since, take_room, transition, Graves};
+use super::{
+    by_key, first_by_ids, give_room, key_value, since, take_room, transition, warm, Graves,
+};
 use crate::event::{Point, Timestamp};
 use crate::model::StateKey;
 use crate::runtime::component::Cx;
-use crate::runtime::token::{Since, StateKeyVal, Token};
+use crate::runtime::token::{Since, StateKeyVal, Term, Token};
 use crate::spatial::distance;
 
 /// One key value's armed token: what its transition will carry.
@@ -254,6 +256,11 @@ impl Stationary {
         self.timed.live()
     }
 
+    /// Brings the entry of `term`'s key value into cache, before a step it reaches.
+    pub(crate) fn warm(&self, term: &Term) {
+        warm(&self.key, term, &self.timed.armed);
+    }
+
     pub(crate) fn fire_step(&mut self, inbox: &[(usize, Token)], cx: &mut Cx<'_>) {
         let key = &self.key;
         let located = inbox.iter().filter(|(_, t)| t.term.location.is_some());
@@ -316,6 +323,11 @@ impl Silent {
 
     pub(crate) fn live(&self) -> usize {
         self.timed.live()
+    }
+
+    /// Brings the entry of `term`'s key value into cache, before a step it reaches.
+    pub(crate) fn warm(&self, term: &Term) {
+        warm(&self.key, term, &self.timed.armed);
     }
 
     pub(crate) fn fire_step(&mut self, inbox: &[(usize, Token)], cx: &mut Cx<'_>) {

@@ -7,10 +7,10 @@ use serde::{Deserialize, Serialize};
 use smallvec::SmallVec;
 
 use super::keyed::Keyed;
-use super::{by_key, first_by_ids, give_room, key_value, since, take_room, transition};
+use super::{by_key, first_by_ids, give_room, key_value, since, take_room, transition, warm};
 use crate::model::StateKey;
 use crate::runtime::component::Cx;
-use crate::runtime::token::{Since, Token};
+use crate::runtime::token::{Since, Term, Token};
 use crate::spatial::Zone;
 
 use super::near::NearZones;
@@ -73,6 +73,11 @@ impl Toggle {
         if let Some(Decide::Inside(zones)) = &mut self.decide {
             zones.update(z, zone);
         }
+    }
+
+    /// Brings the entry of `term`'s key value into cache, before a step it reaches.
+    pub(crate) fn warm(&self, term: &Term) {
+        warm(&self.key, term, &self.holds);
     }
 
     /// Does occurrence `tok` (on input arc `role`) make the state true (`Some(true)`),
