@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use rumqttc::{AsyncClient, Event, EventLoop, MqttOptions, Outgoing, Packet, Publish, QoS};
 use rustc_hash::FxHashMap;
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::JoinHandle;
 use xxhash_rust::xxh3::Xxh3;
 
@@ -19,10 +19,10 @@ use ccpn::io::read::{Format, Record, StreamParser};
 use ccpn::Net;
 
 use super::args::ServeArgs;
-use super::checkpoint::MessageKey;
 use super::engine::{From, Late, Shared, Sink, SinkCounters, ToEngine};
 use super::error::ServeError;
 use super::hub::Item;
+use super::redelivery::MessageKey;
 
 /// Events per message to the detector thread.
 const BATCH: usize = 1024;
@@ -118,51 +118,26 @@ pub(crate) fn start_in(
         o.set_clean_session(false);
     }
     o.set_manual_acks(true);
-    let (client, mut events) = AsyncClient::new(o, 1024);
+    let (client, events) = AsyncClient::new(o, 1024);
     let parser = StreamParser::new(net.space())
         .with_known_names(net.names_read())
         .with_format(Format::JsonLines);
     let name = format!("--mqtt-in {url}");
-    let (tx, rx) = mpsc::channel::<Publish>(BATCH);
-    let topic = broker.topic;
-    let loop_name = name.clone();
-    let subscriber = client.clone();
-    let acked = shared.clone();
-    tokio::spawn(async move {
-        let mut down = false;
-        loop {
-            match poll(&mut events, &loop_name, &mut down).await {
-                Some(Event::Outgoing(Outgoing::PubAck(pkid))) => {
-                    acked.unacked().acked(pkid);
-                }
-                Some(Event::Incoming(Packet::ConnAck(_))) => {
-                    if let Err(e) = subscriber.try_subscribe(topic.clone(), QoS::AtLeastOnce) {
-                        eprintln!("ccpn-run serve: warning: {loop_name}: cannot subscribe: {e}");
-                    }
-                }
-                Some(Event::Incoming(Packet::Publish(p))) => {
-                    let sent = tx.send(p).await;
-                    if sent.is_err() {
-                        return;
-                    }
-                }
-                _ => {}
-            }
-        }
-    });
+    let (tx, rx) = mpsc::channel::<(u64, Publish)>(BATCH);
+    let (up, conn) = watch::channel(None);
+    let connection = Connection {
+        events,
+        subscriber: client.clone(),
+        topic: broker.topic,
+        name: name.clone(),
+        shared: shared.clone(),
+        up,
+    };
+    tokio::spawn(connection.run(tx));
     // Acknowledgements go through a task of their own: the reader never waits for
     // the connection's task, which may be waiting for the reader.
-    let (acks, mut to_ack) = mpsc::unbounded_channel::<Vec<Publish>>();
-    tokio::spawn(async move {
-        while let Some(messages) = to_ack.recv().await {
-            for p in &messages {
-                if client.ack(p).await.is_err() {
-                    // The connection's task has gone: nothing left to acknowledge to.
-                    return;
-                }
-            }
-        }
-    });
+    let (acks, to_ack) = mpsc::unbounded_channel::<Vec<(u64, Publish)>>();
+    tokio::spawn(acknowledge(client, to_ack, conn));
     let again = std::mem::take(
         &mut *shared
             .consumed_before
@@ -184,10 +159,89 @@ pub(crate) fn start_in(
         in_flight: VecDeque::new(),
         handed: 0,
         detected: VecDeque::new(),
+        unsettled: FxHashMap::default(),
         again: again.into_iter().collect(),
     };
     tokio::spawn(reader.run(rx));
     Ok(())
+}
+
+/// MQTT in's connection to the broker, polled by a task of its own.
+struct Connection {
+    events: EventLoop,
+    subscriber: AsyncClient,
+    topic: String,
+    name: String,
+    shared: Arc<Shared>,
+    /// The connection's number (from 1, one more at each reconnect) while it is up.
+    up: watch::Sender<Option<u64>>,
+}
+
+impl Connection {
+    /// Polls the connection, and hands each message, with the number of the
+    /// connection it came over, to the reader.
+    async fn run(mut self, tx: mpsc::Sender<(u64, Publish)>) {
+        let mut down = false;
+        let mut number = 0;
+        loop {
+            match poll(&mut self.events, &self.name, &mut down).await {
+                Some(Event::Outgoing(Outgoing::PubAck(pkid))) => {
+                    self.shared.unacked().acked(pkid);
+                }
+                Some(Event::Incoming(Packet::ConnAck(_))) => {
+                    number += 1;
+                    self.connected(number);
+                }
+                Some(Event::Incoming(Packet::Publish(p))) => {
+                    if tx.send((number, p)).await.is_err() {
+                        return;
+                    }
+                }
+                Some(_) => {}
+                None => {
+                    self.up.send_replace(None);
+                    self.shared.unacked().broken();
+                }
+            }
+        }
+    }
+
+    /// Connection `number` is up: subscribes (again).
+    fn connected(&self, number: u64) {
+        self.shared.unacked().reconnected();
+        self.up.send_replace(Some(number));
+        let subscribed = self
+            .subscriber
+            .try_subscribe(self.topic.clone(), QoS::AtLeastOnce);
+        if let Err(e) = subscribed {
+            eprintln!(
+                "ccpn-run serve: warning: {}: cannot subscribe: {e}",
+                self.name
+            );
+        }
+    }
+}
+
+/// Acknowledges messages, each on the connection it came over (or last came
+/// over again): waits while the connection is down, and does not acknowledge on a
+/// new connection a message of one gone — the broker sends it again, in a
+/// persistent session, and that one is acknowledged.
+async fn acknowledge(
+    client: AsyncClient,
+    mut to_ack: mpsc::UnboundedReceiver<Vec<(u64, Publish)>>,
+    mut conn: watch::Receiver<Option<u64>>,
+) {
+    while let Some(messages) = to_ack.recv().await {
+        for (number, p) in &messages {
+            let Ok(now) = conn.wait_for(Option::is_some).await.map(|n| *n) else {
+                return;
+            };
+            // Gone only with the connection's task: nothing left to acknowledge to.
+            if now == Some(*number) && client.ack(p).await.is_err() {
+                return;
+            }
+        }
+    }
 }
 
 /// The messages' parser, the batch it fills, and the messages waiting to be
@@ -195,8 +249,8 @@ pub(crate) fn start_in(
 struct Messages {
     parser: StreamParser,
     shared: Arc<Shared>,
-    /// To the task that acknowledges messages.
-    acks: mpsc::UnboundedSender<Vec<Publish>>,
+    /// To the task that acknowledges messages, with the connection to do it on.
+    acks: mpsc::UnboundedSender<Vec<(u64, Publish)>>,
     name: String,
     max_line: usize,
     /// Lines (events) read so far: their numbers in messages.
@@ -213,6 +267,9 @@ struct Messages {
     durable: bool,
     handed: u64,
     detected: VecDeque<(u64, Vec<Publish>)>,
+    /// The messages taken and not acknowledged yet, by packet id: their hash, and
+    /// the connection they came over last (the broker may have sent them again).
+    unsettled: FxHashMap<u16, (u64, u64)>,
     /// Messages a resumed server had consumed, by packet id, which the broker may
     /// send again (marked `dup`).
     again: FxHashMap<u16, u64>,
@@ -221,11 +278,11 @@ struct Messages {
 impl Messages {
     /// Takes what comes; hands it over whenever nothing more is waiting, then
     /// acknowledges what has gone through.
-    async fn run(mut self, mut rx: mpsc::Receiver<Publish>) {
-        while let Some(first) = rx.recv().await {
-            self.message(first);
-            while let Ok(p) = rx.try_recv() {
-                self.message(p);
+    async fn run(mut self, mut rx: mpsc::Receiver<(u64, Publish)>) {
+        while let Some((conn, first)) = rx.recv().await {
+            self.message(conn, first);
+            while let Ok((conn, p)) = rx.try_recv() {
+                self.message(conn, p);
                 if self.batch.len() >= BATCH && !self.hand_over().await {
                     return;
                 }
@@ -330,39 +387,71 @@ impl Messages {
         true
     }
 
-    /// Acknowledges `messages` (QoS 1) to the broker.
-    fn ack(&self, messages: Vec<Publish>) {
+    /// Acknowledges `messages` (QoS 1) to the broker, each on the connection it
+    /// came over last.
+    fn ack(&mut self, messages: Vec<Publish>) {
+        let on = messages
+            .into_iter()
+            .map(|p| {
+                let conn = self.unsettled.remove(&p.pkid).map_or(0, |(_, c)| c);
+                (conn, p)
+            })
+            .collect();
         // Gone only with the connection's task: nothing left to acknowledge to.
-        let _ = self.acks.send(messages);
+        let _ = self.acks.send(on);
     }
 
-    /// One message: one JSON event, or JSON Lines. One that a resumed server had
-    /// consumed already is only acknowledged.
-    fn message(&mut self, mut p: Publish) {
+    /// One message: one JSON event, or JSON Lines, which came over connection
+    /// `conn`. One the broker sends again that was consumed already is only
+    /// acknowledged, and counted.
+    fn message(&mut self, conn: u64, mut p: Publish) {
         let mut hash = Xxh3::new();
         hash.update(p.topic.as_bytes());
         hash.update(&[0]);
         hash.update(&p.payload);
         let key = (p.pkid, hash.digest());
+        let payload = std::mem::take(&mut p.payload);
+        if p.dup && self.redelivered(conn, key, &p) {
+            self.shared.counters.mqtt_redelivered.fetch_add(1, Relaxed);
+            return;
+        }
         if let Some(before) = self.again.remove(&p.pkid) {
-            if p.dup && before == key.1 {
-                p.payload = Default::default();
-                self.ack(vec![p]);
-                return;
-            }
             // Another message under that packet id: the one consumed before was
             // acknowledged, and the broker has reused its id.
             self.shared.unacked().reused((p.pkid, before));
         }
-        self.events_of(&p);
-        p.payload = Default::default();
+        self.events_of(&p.topic, &payload);
+        // An id the broker reuses while its message is taken (a clean session's,
+        // forgotten at the reconnect) is the new message's from now on.
+        self.unsettled.insert(p.pkid, (key.1, conn));
         self.taken.push(p);
         self.keys.push(key);
     }
 
-    /// The events of message `p`, into the batch.
-    fn events_of(&mut self, p: &Publish) {
-        for line in p.payload.split(|&b| b == b'\n') {
+    /// Whether message `p` (`key`), sent again over connection `conn`, was
+    /// consumed already: one taken and not acknowledged yet is acknowledged with
+    /// its first delivery, once that is through, on `conn`; one whose
+    /// acknowledgement went (and may have been lost) is acknowledged now.
+    fn redelivered(&mut self, conn: u64, key: MessageKey, p: &Publish) -> bool {
+        if let Some((hash, on)) = self.unsettled.get_mut(&key.0) {
+            if *hash == key.1 {
+                *on = conn;
+                return true;
+            }
+            return false;
+        }
+        let resumed = self.again.get(&key.0) == Some(&key.1);
+        if !resumed && !self.shared.unacked().knows(key) {
+            return false;
+        }
+        self.again.remove(&key.0);
+        let _ = self.acks.send(vec![(conn, p.clone())]);
+        true
+    }
+
+    /// The events of a message on `topic`, into the batch.
+    fn events_of(&mut self, topic: &str, payload: &[u8]) {
+        for line in payload.split(|&b| b == b'\n') {
             let line = line.strip_suffix(b"\r").unwrap_or(line);
             let no = self.no + 1;
             let parsed = if line.len() > self.max_line {
@@ -386,8 +475,8 @@ impl Messages {
                     self.bad += 1;
                     if self.bad <= REPORTED {
                         eprintln!(
-                            "ccpn-run serve: {}: rejected {why} (topic {})",
-                            self.name, p.topic
+                            "ccpn-run serve: {}: rejected {why} (topic {topic})",
+                            self.name
                         );
                     }
                 }
