@@ -136,8 +136,8 @@ pub(crate) fn start_in(
     tokio::spawn(connection.run(tx));
     // Acknowledgements go through a task of their own: the reader never waits for
     // the connection's task, which may be waiting for the reader.
-    let (acks, to_ack) = mpsc::unbounded_channel::<Vec<(u64, Publish)>>();
-    tokio::spawn(acknowledge(client, to_ack, conn));
+    let (acks, to_ack) = mpsc::unbounded_channel::<Vec<ToAck>>();
+    tokio::spawn(acknowledge(client, to_ack, conn, shared.clone()));
     let again = std::mem::take(
         &mut *shared
             .consumed_before
@@ -173,9 +173,13 @@ struct Connection {
     topic: String,
     name: String,
     shared: Arc<Shared>,
-    /// The connection's number (from 1, one more at each reconnect) while it is up.
-    up: watch::Sender<Option<u64>>,
+    /// While it is up, the connection's number (from 1, one more at each
+    /// reconnect) and whether the broker had kept the session.
+    up: watch::Sender<Option<(u64, bool)>>,
 }
+
+/// A message to acknowledge: on which connection, its key, and the message.
+type ToAck = (u64, MessageKey, Publish);
 
 impl Connection {
     /// Polls the connection, and hands each message, with the number of the
@@ -188,9 +192,9 @@ impl Connection {
                 Some(Event::Outgoing(Outgoing::PubAck(pkid))) => {
                     self.shared.unacked().acked(pkid);
                 }
-                Some(Event::Incoming(Packet::ConnAck(_))) => {
+                Some(Event::Incoming(Packet::ConnAck(c))) => {
                     number += 1;
-                    self.connected(number);
+                    self.connected(number, c.session_present);
                 }
                 Some(Event::Incoming(Packet::Publish(p))) => {
                     if tx.send((number, p)).await.is_err() {
@@ -206,10 +210,11 @@ impl Connection {
         }
     }
 
-    /// Connection `number` is up: subscribes (again).
-    fn connected(&self, number: u64) {
+    /// Connection `number` is up, in the session as it was or not: subscribes
+    /// (again).
+    fn connected(&self, number: u64, kept: bool) {
         self.shared.unacked().reconnected();
-        self.up.send_replace(Some(number));
+        self.up.send_replace(Some((number, kept)));
         let subscribed = self
             .subscriber
             .try_subscribe(self.topic.clone(), QoS::AtLeastOnce);
@@ -224,21 +229,27 @@ impl Connection {
 
 /// Acknowledges messages, each on the connection it came over (or last came
 /// over again): waits while the connection is down, and does not acknowledge on a
-/// new connection a message of one gone — the broker sends it again, in a
-/// persistent session, and that one is acknowledged.
+/// new connection a message of one gone — in a session the broker kept, it sends
+/// the message again, and that one is acknowledged; in one it did not, the message
+/// is forgotten.
 async fn acknowledge(
     client: AsyncClient,
-    mut to_ack: mpsc::UnboundedReceiver<Vec<(u64, Publish)>>,
-    mut conn: watch::Receiver<Option<u64>>,
+    mut to_ack: mpsc::UnboundedReceiver<Vec<ToAck>>,
+    mut conn: watch::Receiver<Option<(u64, bool)>>,
+    shared: Arc<Shared>,
 ) {
     while let Some(messages) = to_ack.recv().await {
-        for (number, p) in &messages {
-            let Ok(now) = conn.wait_for(Option::is_some).await.map(|n| *n) else {
+        for (number, key, p) in &messages {
+            let Ok(Some((now, kept))) = conn.wait_for(Option::is_some).await.map(|n| *n) else {
                 return;
             };
-            // Gone only with the connection's task: nothing left to acknowledge to.
-            if now == Some(*number) && client.ack(p).await.is_err() {
-                return;
+            if now == *number {
+                // Gone only with the connection's task: nothing left to acknowledge to.
+                if client.ack(p).await.is_err() {
+                    return;
+                }
+            } else if !kept {
+                shared.unacked().forget(*key);
             }
         }
     }
@@ -250,7 +261,7 @@ struct Messages {
     parser: StreamParser,
     shared: Arc<Shared>,
     /// To the task that acknowledges messages, with the connection to do it on.
-    acks: mpsc::UnboundedSender<Vec<(u64, Publish)>>,
+    acks: mpsc::UnboundedSender<Vec<ToAck>>,
     name: String,
     max_line: usize,
     /// Lines (events) read so far: their numbers in messages.
@@ -390,11 +401,13 @@ impl Messages {
     /// Acknowledges `messages` (QoS 1) to the broker, each on the connection it
     /// came over last.
     fn ack(&mut self, messages: Vec<Publish>) {
+        // At QoS 0 (published so), a message is not acknowledged.
         let on = messages
             .into_iter()
+            .filter(|p| p.qos != QoS::AtMostOnce)
             .map(|p| {
-                let conn = self.unsettled.remove(&p.pkid).map_or(0, |(_, c)| c);
-                (conn, p)
+                let (hash, conn) = self.unsettled.remove(&p.pkid).unwrap_or_default();
+                (conn, (p.pkid, hash), p)
             })
             .collect();
         // Gone only with the connection's task: nothing left to acknowledge to.
@@ -418,14 +431,16 @@ impl Messages {
         if let Some(before) = self.again.remove(&p.pkid) {
             // Another message under that packet id: the one consumed before was
             // acknowledged, and the broker has reused its id.
-            self.shared.unacked().reused((p.pkid, before));
+            self.shared.unacked().forget((p.pkid, before));
         }
         self.events_of(&p.topic, &payload);
-        // An id the broker reuses while its message is taken (a clean session's,
-        // forgotten at the reconnect) is the new message's from now on.
-        self.unsettled.insert(p.pkid, (key.1, conn));
+        if p.qos != QoS::AtMostOnce {
+            // An id the broker reuses while its message is taken (that of a session
+            // it forgot at the reconnect) is the new message's from now on.
+            self.unsettled.insert(p.pkid, (key.1, conn));
+            self.keys.push(key);
+        }
         self.taken.push(p);
-        self.keys.push(key);
     }
 
     /// Whether message `p` (`key`), sent again over connection `conn`, was
@@ -445,7 +460,7 @@ impl Messages {
             return false;
         }
         self.again.remove(&key.0);
-        let _ = self.acks.send(vec![(conn, p.clone())]);
+        let _ = self.acks.send(vec![(conn, key, p.clone())]);
         true
     }
 

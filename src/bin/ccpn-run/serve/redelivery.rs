@@ -49,7 +49,7 @@ impl Unacked {
         for (id, hash) in keys {
             self.by_id.insert(id, (hash, None));
         }
-        self.forget();
+        self.expire();
     }
 
     /// Notes messages a resumed server's checkpoint held, as if just acknowledged.
@@ -59,7 +59,7 @@ impl Unacked {
             self.by_id.insert(id, (hash, Some(now)));
             self.acks.push_back((now, id));
         }
-        self.forget();
+        self.expire();
     }
 
     /// Notes the acknowledgement of packet `id` sent.
@@ -69,11 +69,12 @@ impl Unacked {
             *at = Some(now);
             self.acks.push_back((now, id));
         }
-        self.forget();
+        self.expire();
     }
 
-    /// Forgets message `key`: the broker has reused its packet id for another.
-    pub(crate) fn reused(&mut self, key: MessageKey) {
+    /// Forgets message `key`: the broker will not send it again (it has reused its
+    /// packet id for another, or forgotten the session).
+    pub(crate) fn forget(&mut self, key: MessageKey) {
         if self.by_id.get(&key.0).is_some_and(|(h, _)| *h == key.1) {
             self.by_id.remove(&key.0);
         }
@@ -81,14 +82,14 @@ impl Unacked {
 
     /// Whether message `key` was consumed and is still remembered.
     pub(crate) fn knows(&mut self, key: MessageKey) -> bool {
-        self.forget();
+        self.expire();
         self.by_id.get(&key.0).is_some_and(|(h, _)| *h == key.1)
     }
 
     /// Notes the connection to the broker broken: until it is back, no
     /// acknowledgement's grace runs out.
     pub(crate) fn broken(&mut self) {
-        self.forget();
+        self.expire();
         self.down_since.get_or_insert_with(Instant::now);
     }
 
@@ -112,13 +113,13 @@ impl Unacked {
 
     /// Those a checkpoint is to keep (and forgets the others).
     pub(crate) fn kept(&mut self) -> Vec<MessageKey> {
-        self.forget();
+        self.expire();
         self.by_id.iter().map(|(id, (h, _))| (*id, *h)).collect()
     }
 
     /// Forgets the messages acknowledged more than [`ACK_GRACE`] ago (unless the
     /// connection is down), and the oldest beyond [`MAX_ACKED`].
-    fn forget(&mut self) {
+    fn expire(&mut self) {
         let running = self.down_since.is_none();
         while let Some(&(at, id)) = self.acks.front() {
             let expired = running && at.elapsed() >= ACK_GRACE;
@@ -193,9 +194,9 @@ mod tests {
     fn an_id_reused_forgets_the_message_it_held() {
         let mut u = Unacked::default();
         u.consumed([(3, 30)]);
-        u.reused((3, 31));
+        u.forget((3, 31));
         assert!(u.knows((3, 30)), "another message's key: kept");
-        u.reused((3, 30));
+        u.forget((3, 30));
         assert!(!u.knows((3, 30)));
     }
 }
