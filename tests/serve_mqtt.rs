@@ -328,3 +328,29 @@ fn acknowledgements_lost_in_a_break_are_sent_again() {
         "{metrics}"
     );
 }
+
+#[test]
+fn messages_at_qos_0_and_1_with_checkpoints() {
+    let Some(broker) = mosquitto() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let net = net_file(dir.path(), EVERY_A);
+    let ckpt = dir.path().join("serve.ckpt");
+    let mqtt_in = format!("mqtt://127.0.0.1:{}/in", broker.port);
+    let checkpoint = ckpt.to_str().unwrap();
+    let server = Server::start(&net, &["--mqtt-in", &mqtt_in, "--checkpoint", checkpoint]);
+    wait_for("the server's subscription", || {
+        server.stderr_text().contains("serve:")
+    });
+    std::thread::sleep(Duration::from_millis(500));
+    let (publisher, _) = client(broker.port, "test-publisher-qos", None);
+    // A batch of QoS 0 messages alone (not acknowledged), then more than the
+    // broker's window at QoS 1: each acknowledged once a checkpoint holds it.
+    publisher
+        .publish("in", QoS::AtMostOnce, false, a_events(1, 1))
+        .unwrap();
+    server.wait_stats("the QoS 0 message", |s| s["sources"]["mqtt"] == 1);
+    publish(&publisher, 2, 2 * INFLIGHT);
+    let n = 2 * INFLIGHT + 1;
+    let stats = server.wait_stats("every message", |s| s["sources"]["mqtt"] == n);
+    assert_eq!(stats["mqtt_redelivered"], 0, "{stats}");
+}

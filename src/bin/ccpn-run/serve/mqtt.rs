@@ -438,9 +438,11 @@ impl Messages {
             // An id the broker reuses while its message is taken (that of a session
             // it forgot at the reconnect) is the new message's from now on.
             self.unsettled.insert(p.pkid, (key.1, conn));
-            self.keys.push(key);
         }
+        // Every message's key, QoS 0 ones too (packet id 0, never sent again): the
+        // detector thread counts the MQTT batches by them.
         self.taken.push(p);
+        self.keys.push(key);
     }
 
     /// Whether message `p` (`key`), sent again over connection `conn`, was
