@@ -81,9 +81,14 @@ fn max_message(args: &ServeArgs) -> usize {
     usize::try_from(args.max_body_bytes.clamp(1 << 20, 256 << 20)).unwrap_or(1 << 20)
 }
 
-/// Polls `events` once; on a connection error, says so once and waits before the
-/// next try (rumqttc reconnects on the next poll).
-async fn poll(events: &mut EventLoop, name: &str, down: &mut bool) -> Option<Event> {
+/// Polls `events` once; on a connection error, calls `broken`, says so once and
+/// waits before the next try (rumqttc reconnects on the next poll).
+async fn poll(
+    events: &mut EventLoop,
+    name: &str,
+    down: &mut bool,
+    broken: impl FnOnce(),
+) -> Option<Event> {
     match events.poll().await {
         Ok(e) => {
             if std::mem::replace(down, false) {
@@ -92,6 +97,7 @@ async fn poll(events: &mut EventLoop, name: &str, down: &mut bool) -> Option<Eve
             Some(e)
         }
         Err(e) => {
+            broken();
             if !std::mem::replace(down, true) {
                 eprintln!("ccpn-run serve: warning: {name}: {e}; retrying every second");
             }
@@ -188,7 +194,13 @@ impl Connection {
         let mut down = false;
         let mut number = 0;
         loop {
-            match poll(&mut self.events, &self.name, &mut down).await {
+            let broken = || {
+                // At once, not after the pause: an acknowledgement queued now
+                // would go out on the next connection (`acknowledge`).
+                self.up.send_replace(None);
+                self.shared.unacked().broken();
+            };
+            match poll(&mut self.events, &self.name, &mut down, broken).await {
                 Some(Event::Outgoing(Outgoing::PubAck(pkid))) => {
                     self.shared.unacked().acked(pkid);
                 }
@@ -197,15 +209,12 @@ impl Connection {
                     self.connected(number, c.session_present);
                 }
                 Some(Event::Incoming(Packet::Publish(p))) => {
-                    if tx.send((number, p)).await.is_err() {
+                    let sent = tx.send((number, p)).await;
+                    if sent.is_err() {
                         return;
                     }
                 }
-                Some(_) => {}
-                None => {
-                    self.up.send_replace(None);
-                    self.shared.unacked().broken();
-                }
+                _ => {}
             }
         }
     }
@@ -526,20 +535,18 @@ pub(crate) fn start_out(url: &str, args: &ServeArgs) -> Result<(Sink, JoinHandle
     let driver = tokio::spawn(async move {
         let mut down = false;
         loop {
-            match poll(&mut events, &loop_name, &mut down).await {
-                Some(Event::Incoming(Packet::PubAck(_))) => {
-                    acks.delivered.fetch_add(1, Relaxed);
-                    let seq = unacked
-                        .lock()
-                        .unwrap_or_else(std::sync::PoisonError::into_inner)
-                        .pop_front();
-                    if let Some(seq) = seq {
-                        acks.next.store(seq + 1, Relaxed);
-                    }
-                }
-                Some(_) => {}
-                None => {
-                    acks.failures.fetch_add(1, Relaxed);
+            let failed = || {
+                acks.failures.fetch_add(1, Relaxed);
+            };
+            let event = poll(&mut events, &loop_name, &mut down, failed).await;
+            if let Some(Event::Incoming(Packet::PubAck(_))) = event {
+                acks.delivered.fetch_add(1, Relaxed);
+                let seq = unacked
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .pop_front();
+                if let Some(seq) = seq {
+                    acks.next.store(seq + 1, Relaxed);
                 }
             }
         }
