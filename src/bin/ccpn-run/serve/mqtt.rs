@@ -2,7 +2,9 @@
 //! and sends each message's events (one JSON event, or JSON Lines) to the detector
 //! thread; `--mqtt-out mqtt://HOST:PORT/TOPIC` publishes each detection as one JSON
 //! message, from a bounded queue whose drops are counted. Both reconnect on their
-//! own after the broker goes away.
+//! own after the broker goes away. A message the broker sends MQTT in again (after
+//! a reconnect, or a restart from a checkpoint) that it had consumed is only
+//! acknowledged, on the connection it came over (`redelivery.rs`).
 
 use std::collections::VecDeque;
 use std::sync::atomic::Ordering::Relaxed;
@@ -287,8 +289,9 @@ struct Messages {
     durable: bool,
     handed: u64,
     detected: VecDeque<(u64, Vec<Publish>)>,
-    /// The messages taken and not acknowledged yet, by packet id: their hash, and
-    /// the connection they came over last (the broker may have sent them again).
+    /// The messages taken and not acknowledged yet, by packet id (so at most one an
+    /// id): their hash, and the connection they came over last (the broker may
+    /// have sent them again).
     unsettled: FxHashMap<u16, (u64, u64)>,
     /// Messages a resumed server had consumed, by packet id, which the broker may
     /// send again (marked `dup`).
