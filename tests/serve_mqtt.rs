@@ -1,141 +1,19 @@
 //! `ccpn-run serve --mqtt-in … --mqtt-out …` against a real broker: Debian's
-//! mosquitto, started on a free loopback port with a generated configuration.
-//! Skipped, saying so, only where mosquitto is not installed (`.ci/run` installs it).
+//! mosquitto, started on a free loopback port with a generated configuration
+//! (`mqtt_util`). Skipped, saying so, only where mosquitto is not installed
+//! (`.ci/run` installs it). The connection to the broker breaks, through a proxy,
+//! while messages are in flight: each is consumed once.
 
+mod mqtt_util;
 mod serve_util;
 
-use std::net::TcpListener;
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::path::Path;
+use std::time::Duration;
 
-use rumqttc::{Client, Event, MqttOptions, Packet, QoS};
+use rumqttc::QoS;
 
+use mqtt_util::*;
 use serve_util::*;
-
-/// A broker on 127.0.0.1; killed when dropped.
-struct Mosquitto {
-    child: Child,
-    port: u16,
-    _dir: tempfile::TempDir,
-}
-
-impl Drop for Mosquitto {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn mosquitto_binary() -> Option<PathBuf> {
-    [
-        "/usr/sbin/mosquitto",
-        "/usr/bin/mosquitto",
-        "/usr/local/sbin/mosquitto",
-    ]
-    .iter()
-    .map(PathBuf::from)
-    .find(|p| p.exists())
-}
-
-/// Starts mosquitto on a free port; `None` (with a message) if it is not installed.
-fn mosquitto() -> Option<Mosquitto> {
-    let port = TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    mosquitto_on(port)
-}
-
-/// Starts mosquitto on `port`.
-fn mosquitto_on(port: u16) -> Option<Mosquitto> {
-    let Some(bin) = mosquitto_binary() else {
-        // CI installs it: there a missing broker is a failure, not a skip.
-        assert!(
-            std::env::var("CI").is_err(),
-            "mosquitto is not installed (.ci/run installs it)"
-        );
-        eprintln!(
-            "SKIPPED: mosquitto is not installed (apt-get install mosquitto); .ci/run installs it"
-        );
-        return None;
-    };
-    let dir = tempfile::tempdir().unwrap();
-    let conf = dir.path().join("mosquitto.conf");
-    std::fs::write(
-        &conf,
-        format!("listener {port} 127.0.0.1\nallow_anonymous true\npersistence false\nmax_queued_messages 100000\n"),
-    )
-    .unwrap();
-    let child = Command::new(bin)
-        .arg("-c")
-        .arg(&conf)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start mosquitto");
-    let start = Instant::now();
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(start.elapsed() < WAIT, "mosquitto did not start");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    Some(Mosquitto {
-        child,
-        port,
-        _dir: dir,
-    })
-}
-
-/// A test client of the broker, its connection polled on a thread; returns the
-/// client and the messages it receives.
-fn client(
-    port: u16,
-    id: &str,
-    subscribe: Option<&str>,
-) -> (Client, std::sync::mpsc::Receiver<Vec<u8>>) {
-    let mut o = MqttOptions::new(id, "127.0.0.1", port);
-    o.set_keep_alive(Duration::from_secs(30));
-    o.set_max_packet_size(1 << 20, 1 << 20);
-    let (client, mut connection) = Client::new(o, 1024);
-    let (tx, rx) = std::sync::mpsc::channel();
-    let (ready_tx, ready) = std::sync::mpsc::channel();
-    let sub = subscribe.map(str::to_owned);
-    let c = client.clone();
-    std::thread::spawn(move || {
-        for ev in connection.iter() {
-            match ev {
-                Ok(Event::Incoming(Packet::ConnAck(_))) => {
-                    if let Some(topic) = &sub {
-                        c.subscribe(topic.clone(), QoS::AtLeastOnce).unwrap();
-                    } else {
-                        let _ = ready_tx.send(());
-                    }
-                }
-                Ok(Event::Incoming(Packet::SubAck(_))) => {
-                    let _ = ready_tx.send(());
-                }
-                Ok(Event::Incoming(Packet::Publish(p))) => {
-                    if tx.send(p.payload.to_vec()).is_err() {
-                        return;
-                    }
-                }
-                Ok(_) => {}
-                Err(_) => std::thread::sleep(Duration::from_millis(100)),
-            }
-        }
-    });
-    ready.recv_timeout(WAIT).expect("connected to the broker");
-    (client, rx)
-}
-
-fn wait_for(what: &str, mut f: impl FnMut() -> bool) {
-    let start = Instant::now();
-    while !f() {
-        assert!(start.elapsed() < WAIT, "waited for {what}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
 
 #[test]
 fn events_in_and_detections_out_through_mosquitto() {
@@ -320,4 +198,163 @@ fn a_killed_server_resumed_loses_no_acknowledged_message() {
     }
     let got: Vec<String> = got.into_values().collect();
     assert_eq!(got, expected, "no acknowledged message's detections lost");
+}
+
+/// A server with an EVERY_A net taking MQTT in (topic `in`) through `proxy` in a
+/// persistent session `id`, its detections posted to a receiver; waits for its
+/// subscription.
+fn behind(proxy: &Proxy, dir: &Path, id: &str, more: &[&str]) -> (Server, Shared<Vec<String>>) {
+    let net = net_file(dir, EVERY_A);
+    let (url, bodies, _) = receiver(0);
+    let mqtt_in = format!("mqtt://127.0.0.1:{}/in", proxy.port);
+    let mut args = vec![
+        "--mqtt-in",
+        &mqtt_in,
+        "--mqtt-client-id",
+        id,
+        "--post",
+        &url,
+    ];
+    args.extend(more);
+    let server = Server::start(&net, &args);
+    wait_for("the server's connection", || proxy.accepted() >= 1);
+    std::thread::sleep(Duration::from_millis(500));
+    (server, bodies)
+}
+
+/// Publishes events `first..first + n`, one a message, on topic `in`.
+fn publish(publisher: &rumqttc::Client, first: u64, n: u64) {
+    for i in first..first + n {
+        publisher
+            .publish("in", QoS::AtLeastOnce, false, a_events(i, 1))
+            .unwrap();
+    }
+}
+
+/// Waits for the server to connect again through `proxy` after a cut.
+fn reconnected(server: &Server, proxy: &Proxy) {
+    wait_for("the reconnect", || {
+        proxy.accepted() >= 2 && server.stderr_text().contains("connected again")
+    });
+    // The broker sends again what it has no acknowledgement of.
+    std::thread::sleep(Duration::from_millis(500));
+}
+
+/// Checks that events 1 to `n` were each consumed once and detected once; the
+/// server's `/stats`.
+fn consumed_once(server: &Server, bodies: &Shared<Vec<String>>, n: u64) -> serde_json::Value {
+    server.wait_stats("every message", |s| {
+        s["sources"]["mqtt"].as_u64() >= Some(n)
+    });
+    // A message consumed twice would come within this.
+    std::thread::sleep(Duration::from_millis(500));
+    let stats = server.wait_stats("the webhook's deliveries", |s| {
+        s["sinks"][0]["next"].as_u64() >= Some(n)
+    });
+    assert_eq!(
+        stats["sources"]["mqtt"], n,
+        "each message consumed once: {stats}"
+    );
+    assert_eq!(stats["processed"], n, "{stats}");
+    assert_eq!(stats["detections"], n, "{stats}");
+    let mut ids = Vec::new();
+    for body in bodies.lock().unwrap().iter() {
+        for line in body.lines() {
+            let d: serde_json::Value = serde_json::from_str(line).unwrap();
+            ids.extend(d["ids"].as_array().unwrap().iter().map(|i| i.as_u64()));
+        }
+    }
+    ids.sort_unstable();
+    let once: Vec<Option<u64>> = (1..=n).map(Some).collect();
+    assert_eq!(ids, once, "each event in one detection");
+    stats
+}
+
+#[test]
+fn messages_in_flight_at_a_reconnect_are_consumed_once() {
+    let Some(broker) = mosquitto() else { return };
+    let proxy = Proxy::start(broker.port);
+    let dir = tempfile::tempdir().unwrap();
+    // No checkpoint can be written until `later` exists: until then the messages
+    // consumed are not acknowledged, and MQTT in, waiting for a checkpoint, takes
+    // no more.
+    let later = dir.path().join("later");
+    let ckpt = later.join("serve.ckpt");
+    let checkpoint = ["--checkpoint", ckpt.to_str().unwrap()];
+    let (server, bodies) = behind(&proxy, dir.path(), "ccpn-test-in-flight", &checkpoint);
+    let (publisher, _) = client(broker.port, "test-publisher-in-flight", None);
+    publish(&publisher, 1, 1);
+    server.wait_stats("the first message", |s| s["sources"]["mqtt"] == 1);
+    // The broker sends the server its window's worth, the first message's
+    // acknowledgement not there.
+    publish(&publisher, 2, 49);
+    std::thread::sleep(Duration::from_secs(1));
+    assert_eq!(
+        server.stats()["sources"]["mqtt"],
+        1,
+        "waiting for a checkpoint"
+    );
+    proxy.cut();
+    reconnected(&server, &proxy);
+    // Once a checkpoint is written, the first message is acknowledged (after it was
+    // sent again: it is of the old connection), then the others are consumed, their
+    // second copies taken for theirs, and they are acknowledged.
+    std::fs::create_dir(&later).unwrap();
+    let stats = consumed_once(&server, &bodies, 50);
+    // The broker sends again the window it had sent (all of it, unless some was
+    // still on its way through the proxy at the cut: not consumed, not counted).
+    let again = stats["mqtt_redelivered"].as_u64().unwrap();
+    eprintln!("sent again after the reconnect and recognised: {again}");
+    assert!(again > 1 && again <= INFLIGHT, "{stats}");
+}
+
+#[test]
+fn acknowledgements_lost_in_a_break_are_sent_again() {
+    let Some(broker) = mosquitto() else { return };
+    let proxy = Proxy::start(broker.port);
+    let dir = tempfile::tempdir().unwrap();
+    let (server, bodies) = behind(&proxy, dir.path(), "ccpn-test-lost-acks", &[]);
+    let (publisher, _) = client(broker.port, "test-publisher-lost-acks", None);
+    // The server's acknowledgements go nowhere, then the connection breaks.
+    proxy.swallow(true);
+    publish(&publisher, 1, 10);
+    server.wait_stats("the messages", |s| s["sources"]["mqtt"] == 10);
+    std::thread::sleep(Duration::from_millis(300));
+    proxy.cut();
+    proxy.swallow(false);
+    reconnected(&server, &proxy);
+    publish(&publisher, 11, 10);
+    let stats = consumed_once(&server, &bodies, 20);
+    assert_eq!(stats["mqtt_redelivered"], 10, "{stats}");
+    let metrics = server.get("/metrics").1;
+    assert!(
+        metrics.contains("ccpn_mqtt_redelivered_total 10"),
+        "{metrics}"
+    );
+}
+
+#[test]
+fn messages_at_qos_0_and_1_with_checkpoints() {
+    let Some(broker) = mosquitto() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let net = net_file(dir.path(), EVERY_A);
+    let ckpt = dir.path().join("serve.ckpt");
+    let mqtt_in = format!("mqtt://127.0.0.1:{}/in", broker.port);
+    let checkpoint = ckpt.to_str().unwrap();
+    let server = Server::start(&net, &["--mqtt-in", &mqtt_in, "--checkpoint", checkpoint]);
+    wait_for("the server's subscription", || {
+        server.stderr_text().contains("serve:")
+    });
+    std::thread::sleep(Duration::from_millis(500));
+    let (publisher, _) = client(broker.port, "test-publisher-qos", None);
+    // A batch of QoS 0 messages alone (not acknowledged), then more than the
+    // broker's window at QoS 1: each acknowledged once a checkpoint holds it.
+    publisher
+        .publish("in", QoS::AtMostOnce, false, a_events(1, 1))
+        .unwrap();
+    server.wait_stats("the QoS 0 message", |s| s["sources"]["mqtt"] == 1);
+    publish(&publisher, 2, 2 * INFLIGHT);
+    let n = 2 * INFLIGHT + 1;
+    let stats = server.wait_stats("every message", |s| s["sources"]["mqtt"] == n);
+    assert_eq!(stats["mqtt_redelivered"], 0, "{stats}");
 }

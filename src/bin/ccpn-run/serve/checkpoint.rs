@@ -7,7 +7,8 @@
 //! A checkpoint holds the detector's snapshot and the net it is of, the reorder
 //! buffer (its watermarks and the events it holds), the counters, the events
 //! consumed per source, the retained detections (the ring), how far each sink
-//! delivered, and the MQTT messages consumed but perhaps not acknowledged yet.
+//! delivered, and the MQTT messages consumed but perhaps not acknowledged yet
+//! (`redelivery.rs`).
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -15,7 +16,6 @@ use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 
 use ccpn::{Detector, Event, Net, NetSource, Timestamp};
@@ -24,68 +24,11 @@ use super::args::ServeArgs;
 use super::engine::Loop;
 use super::error::ServeError;
 use super::hub::Item;
+use super::redelivery::MessageKey;
 use crate::checkpoint::{read_sealed, seal, write_atomically, SERVE_MAGIC};
 
 /// Bumped whenever the layout of [`Saved`] changes.
 const VERSION: u32 = 1;
-
-/// An MQTT message as the broker would send it again: its packet id and the
-/// XXH3-64 of its topic and payload.
-pub(crate) type MessageKey = (u16, u64);
-
-/// How long after its acknowledgement was sent a message is still taken for one
-/// the broker may send again: an acknowledgement written to the socket can still be
-/// lost when the process dies (the connection is reset, and what the broker had not
-/// read of it is gone).
-const ACK_GRACE: Duration = Duration::from_secs(2);
-
-/// MQTT messages consumed whose acknowledgement may not have reached the broker,
-/// by packet id (one a packet id: the broker reuses an id once it has the
-/// acknowledgement). The detector thread adds the messages it consumed, MQTT in
-/// notes the acknowledgements it sends, and a checkpoint keeps those not yet
-/// acknowledged or acknowledged within [`ACK_GRACE`].
-#[derive(Default)]
-pub(crate) struct Unacked {
-    by_id: FxHashMap<u16, (u64, Option<Instant>)>,
-}
-
-impl Unacked {
-    /// Notes messages consumed.
-    pub(crate) fn consumed(&mut self, keys: impl IntoIterator<Item = MessageKey>) {
-        for (id, hash) in keys {
-            self.by_id.insert(id, (hash, None));
-        }
-    }
-
-    /// Notes messages a resumed server's checkpoint held, as if just acknowledged.
-    pub(crate) fn resumed(&mut self, keys: &[MessageKey]) {
-        let now = Instant::now();
-        for (id, hash) in keys {
-            self.by_id.insert(*id, (*hash, Some(now)));
-        }
-    }
-
-    /// Notes the acknowledgement of packet `id` sent.
-    pub(crate) fn acked(&mut self, id: u16) {
-        if let Some((_, at)) = self.by_id.get_mut(&id) {
-            at.get_or_insert_with(Instant::now);
-        }
-    }
-
-    /// Forgets message `key`: the broker has reused its packet id for another.
-    pub(crate) fn reused(&mut self, key: MessageKey) {
-        if self.by_id.get(&key.0).is_some_and(|(h, _)| *h == key.1) {
-            self.by_id.remove(&key.0);
-        }
-    }
-
-    /// Those a checkpoint is to keep (and forgets the others).
-    fn kept(&mut self) -> Vec<MessageKey> {
-        self.by_id
-            .retain(|_, (_, at)| at.is_none_or(|t| t.elapsed() < ACK_GRACE));
-        self.by_id.iter().map(|(id, (h, _))| (*id, *h)).collect()
-    }
-}
 
 /// What a server checkpoint holds.
 #[derive(Serialize, Deserialize)]

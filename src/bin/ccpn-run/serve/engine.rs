@@ -20,10 +20,11 @@ use ccpn::io::write::JsonLines;
 use ccpn::{Detection, Detector, DetectorOptions, Event, Net, NetSource, Timestamp};
 
 use super::args::ServeArgs;
-use super::checkpoint::{backlog, MessageKey, Restored, Schedule, Unacked};
+use super::checkpoint::{backlog, Restored, Schedule};
 use super::error::ServeError;
 use super::hub::{Hub, Item};
 use super::objects::{self, Objects};
+use super::redelivery::{MessageKey, Unacked};
 
 /// Batches waiting for the detector, at most: the ingest waits beyond.
 const DEPTH: usize = 16;
@@ -107,6 +108,9 @@ pub(crate) struct Counters {
     pub(crate) refused_requests: AtomicU64,
     pub(crate) checkpoints: AtomicU64,
     pub(crate) checkpoint_failures: AtomicU64,
+    /// MQTT messages the broker sent again that had been consumed: acknowledged,
+    /// not consumed again.
+    pub(crate) mqtt_redelivered: AtomicU64,
 }
 
 /// What the handlers share.
@@ -123,8 +127,8 @@ pub(crate) struct Shared {
     /// The same, as of the last checkpoint written (`None`: none yet).
     checkpointed: Mutex<Option<BTreeMap<String, u64>>>,
     /// MQTT messages consumed whose acknowledgement may not have reached the
-    /// broker: a checkpoint keeps them, for the resumed server to recognise them
-    /// when the broker sends them again.
+    /// broker, for MQTT in to recognise them when the broker sends them again after
+    /// a reconnect; a checkpoint keeps them, for the resumed server.
     unacked: Mutex<Unacked>,
     /// Those of a resumed server's checkpoint, for MQTT in.
     pub(crate) consumed_before: Mutex<Vec<MessageKey>>,
@@ -387,12 +391,15 @@ impl Loop {
                 }
             }
         }
+        let mqtt = !from.messages.is_empty();
+        if mqtt {
+            self.shared.unacked().consumed(from.messages);
+        }
         let Some(schedule) = &mut self.schedule else {
             return false;
         };
-        if !from.messages.is_empty() {
+        if mqtt {
             self.mqtt_batches += 1;
-            self.shared.unacked().consumed(from.messages);
         }
         schedule.consumed(from.consumed)
     }

@@ -216,6 +216,7 @@ async fn stats(State(app): State<Arc<App>>) -> Json<serde_json::Value> {
         "refused_requests": c.refused_requests.load(Relaxed),
         "sinks": sinks,
         "sources": *s.consumed(),
+        "mqtt_redelivered": c.mqtt_redelivered.load(Relaxed),
         "checkpoint": {
             "written": c.checkpoints.load(Relaxed),
             "failures": c.checkpoint_failures.load(Relaxed),

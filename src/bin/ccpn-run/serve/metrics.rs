@@ -12,7 +12,7 @@ use super::engine::SinkCounters;
 use super::http::{lag, App};
 
 /// The unlabelled metrics: name, type, help.
-const SCALARS: [(&str, &str, &str); 12] = [
+const SCALARS: [(&str, &str, &str); 13] = [
     (
         "events_read_total",
         "counter",
@@ -60,6 +60,11 @@ const SCALARS: [(&str, &str, &str); 12] = [
         "checkpoint_failures_total",
         "counter",
         "Checkpoints that could not be written.",
+    ),
+    (
+        "mqtt_redelivered_total",
+        "counter",
+        "MQTT messages sent again by the broker that had been consumed: acknowledged, not consumed again.",
     ),
 ];
 
@@ -115,6 +120,7 @@ pub(crate) async fn metrics(State(app): State<Arc<App>>) -> Response {
         c.refused_requests.load(Relaxed),
         c.checkpoints.load(Relaxed),
         c.checkpoint_failures.load(Relaxed),
+        c.mqtt_redelivered.load(Relaxed),
     ];
     let mut out = String::with_capacity(4096);
     for ((name, kind, help), v) in SCALARS.iter().zip(values) {

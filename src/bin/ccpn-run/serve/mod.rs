@@ -7,7 +7,8 @@
 //! (`hub.rs`) read by the SSE and WebSocket clients (`stream.rs`), and to the sinks'
 //! bounded queues (`webhook.rs`, `mqtt.rs`). `http.rs` holds the router, the bearer token, `/stats`, `/zones` and
 //! the live map (`assets/`), `metrics.rs` `/metrics`, `objects.rs` the map's objects, `client.rs` the webhooks' HTTP
-//! client, `checkpoint.rs` `--checkpoint` and `--resume`, `args.rs` the flags and
+//! client, `checkpoint.rs` `--checkpoint` and `--resume`, `redelivery.rs` MQTT in's memory of
+//! the messages it consumed (for recognising those the broker sends again), `args.rs` the flags and
 //! `error.rs` the errors.
 
 mod args;
@@ -21,6 +22,7 @@ mod ingest;
 mod metrics;
 mod mqtt;
 mod objects;
+mod redelivery;
 mod replay;
 mod stream;
 mod webhook;

@@ -2,7 +2,9 @@
 //! and sends each message's events (one JSON event, or JSON Lines) to the detector
 //! thread; `--mqtt-out mqtt://HOST:PORT/TOPIC` publishes each detection as one JSON
 //! message, from a bounded queue whose drops are counted. Both reconnect on their
-//! own after the broker goes away.
+//! own after the broker goes away. A message the broker sends MQTT in again (after
+//! a reconnect, or a restart from a checkpoint) that it had consumed is only
+//! acknowledged, on the connection it came over (`redelivery.rs`).
 
 use std::collections::VecDeque;
 use std::sync::atomic::Ordering::Relaxed;
@@ -11,7 +13,7 @@ use std::time::Duration;
 
 use rumqttc::{AsyncClient, Event, EventLoop, MqttOptions, Outgoing, Packet, Publish, QoS};
 use rustc_hash::FxHashMap;
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::JoinHandle;
 use xxhash_rust::xxh3::Xxh3;
 
@@ -19,10 +21,10 @@ use ccpn::io::read::{Format, Record, StreamParser};
 use ccpn::Net;
 
 use super::args::ServeArgs;
-use super::checkpoint::MessageKey;
 use super::engine::{From, Late, Shared, Sink, SinkCounters, ToEngine};
 use super::error::ServeError;
 use super::hub::Item;
+use super::redelivery::MessageKey;
 
 /// Events per message to the detector thread.
 const BATCH: usize = 1024;
@@ -81,9 +83,14 @@ fn max_message(args: &ServeArgs) -> usize {
     usize::try_from(args.max_body_bytes.clamp(1 << 20, 256 << 20)).unwrap_or(1 << 20)
 }
 
-/// Polls `events` once; on a connection error, says so once and waits before the
-/// next try (rumqttc reconnects on the next poll).
-async fn poll(events: &mut EventLoop, name: &str, down: &mut bool) -> Option<Event> {
+/// Polls `events` once; on a connection error, calls `broken`, says so once and
+/// waits before the next try (rumqttc reconnects on the next poll).
+async fn poll(
+    events: &mut EventLoop,
+    name: &str,
+    down: &mut bool,
+    broken: impl FnOnce(),
+) -> Option<Event> {
     match events.poll().await {
         Ok(e) => {
             if std::mem::replace(down, false) {
@@ -92,6 +99,7 @@ async fn poll(events: &mut EventLoop, name: &str, down: &mut bool) -> Option<Eve
             Some(e)
         }
         Err(e) => {
+            broken();
             if !std::mem::replace(down, true) {
                 eprintln!("ccpn-run serve: warning: {name}: {e}; retrying every second");
             }
@@ -118,51 +126,26 @@ pub(crate) fn start_in(
         o.set_clean_session(false);
     }
     o.set_manual_acks(true);
-    let (client, mut events) = AsyncClient::new(o, 1024);
+    let (client, events) = AsyncClient::new(o, 1024);
     let parser = StreamParser::new(net.space())
         .with_known_names(net.names_read())
         .with_format(Format::JsonLines);
     let name = format!("--mqtt-in {url}");
-    let (tx, rx) = mpsc::channel::<Publish>(BATCH);
-    let topic = broker.topic;
-    let loop_name = name.clone();
-    let subscriber = client.clone();
-    let acked = shared.clone();
-    tokio::spawn(async move {
-        let mut down = false;
-        loop {
-            match poll(&mut events, &loop_name, &mut down).await {
-                Some(Event::Outgoing(Outgoing::PubAck(pkid))) => {
-                    acked.unacked().acked(pkid);
-                }
-                Some(Event::Incoming(Packet::ConnAck(_))) => {
-                    if let Err(e) = subscriber.try_subscribe(topic.clone(), QoS::AtLeastOnce) {
-                        eprintln!("ccpn-run serve: warning: {loop_name}: cannot subscribe: {e}");
-                    }
-                }
-                Some(Event::Incoming(Packet::Publish(p))) => {
-                    let sent = tx.send(p).await;
-                    if sent.is_err() {
-                        return;
-                    }
-                }
-                _ => {}
-            }
-        }
-    });
+    let (tx, rx) = mpsc::channel::<(u64, Publish)>(BATCH);
+    let (up, conn) = watch::channel(None);
+    let connection = Connection {
+        events,
+        subscriber: client.clone(),
+        topic: broker.topic,
+        name: name.clone(),
+        shared: shared.clone(),
+        up,
+    };
+    tokio::spawn(connection.run(tx));
     // Acknowledgements go through a task of their own: the reader never waits for
     // the connection's task, which may be waiting for the reader.
-    let (acks, mut to_ack) = mpsc::unbounded_channel::<Vec<Publish>>();
-    tokio::spawn(async move {
-        while let Some(messages) = to_ack.recv().await {
-            for p in &messages {
-                if client.ack(p).await.is_err() {
-                    // The connection's task has gone: nothing left to acknowledge to.
-                    return;
-                }
-            }
-        }
-    });
+    let (acks, to_ack) = mpsc::unbounded_channel::<Vec<ToAck>>();
+    tokio::spawn(acknowledge(client, to_ack, conn, shared.clone()));
     let again = std::mem::take(
         &mut *shared
             .consumed_before
@@ -184,10 +167,103 @@ pub(crate) fn start_in(
         in_flight: VecDeque::new(),
         handed: 0,
         detected: VecDeque::new(),
+        unsettled: FxHashMap::default(),
         again: again.into_iter().collect(),
     };
     tokio::spawn(reader.run(rx));
     Ok(())
+}
+
+/// MQTT in's connection to the broker, polled by a task of its own.
+struct Connection {
+    events: EventLoop,
+    subscriber: AsyncClient,
+    topic: String,
+    name: String,
+    shared: Arc<Shared>,
+    /// While it is up, the connection's number (from 1, one more at each
+    /// reconnect) and whether the broker had kept the session.
+    up: watch::Sender<Option<(u64, bool)>>,
+}
+
+/// A message to acknowledge: on which connection, its key, and the message.
+type ToAck = (u64, MessageKey, Publish);
+
+impl Connection {
+    /// Polls the connection, and hands each message, with the number of the
+    /// connection it came over, to the reader.
+    async fn run(mut self, tx: mpsc::Sender<(u64, Publish)>) {
+        let mut down = false;
+        let mut number = 0;
+        loop {
+            let broken = || {
+                // At once, not after the pause: an acknowledgement queued now
+                // would go out on the next connection (`acknowledge`).
+                self.up.send_replace(None);
+                self.shared.unacked().broken();
+            };
+            match poll(&mut self.events, &self.name, &mut down, broken).await {
+                Some(Event::Outgoing(Outgoing::PubAck(pkid))) => {
+                    self.shared.unacked().acked(pkid);
+                }
+                Some(Event::Incoming(Packet::ConnAck(c))) => {
+                    number += 1;
+                    self.connected(number, c.session_present);
+                }
+                Some(Event::Incoming(Packet::Publish(p))) => {
+                    let sent = tx.send((number, p)).await;
+                    if sent.is_err() {
+                        return;
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// Connection `number` is up, in the session as it was or not: subscribes
+    /// (again).
+    fn connected(&self, number: u64, kept: bool) {
+        self.shared.unacked().reconnected();
+        self.up.send_replace(Some((number, kept)));
+        let subscribed = self
+            .subscriber
+            .try_subscribe(self.topic.clone(), QoS::AtLeastOnce);
+        if let Err(e) = subscribed {
+            eprintln!(
+                "ccpn-run serve: warning: {}: cannot subscribe: {e}",
+                self.name
+            );
+        }
+    }
+}
+
+/// Acknowledges messages, each on the connection it came over (or last came
+/// over again): waits while the connection is down, and does not acknowledge on a
+/// new connection a message of one gone — in a session the broker kept, it sends
+/// the message again, and that one is acknowledged; in one it did not, the message
+/// is forgotten.
+async fn acknowledge(
+    client: AsyncClient,
+    mut to_ack: mpsc::UnboundedReceiver<Vec<ToAck>>,
+    mut conn: watch::Receiver<Option<(u64, bool)>>,
+    shared: Arc<Shared>,
+) {
+    while let Some(messages) = to_ack.recv().await {
+        for (number, key, p) in &messages {
+            let Ok(Some((now, kept))) = conn.wait_for(Option::is_some).await.map(|n| *n) else {
+                return;
+            };
+            if now == *number {
+                // Gone only with the connection's task: nothing left to acknowledge to.
+                if client.ack(p).await.is_err() {
+                    return;
+                }
+            } else if !kept {
+                shared.unacked().forget(*key);
+            }
+        }
+    }
 }
 
 /// The messages' parser, the batch it fills, and the messages waiting to be
@@ -195,8 +271,8 @@ pub(crate) fn start_in(
 struct Messages {
     parser: StreamParser,
     shared: Arc<Shared>,
-    /// To the task that acknowledges messages.
-    acks: mpsc::UnboundedSender<Vec<Publish>>,
+    /// To the task that acknowledges messages, with the connection to do it on.
+    acks: mpsc::UnboundedSender<Vec<ToAck>>,
     name: String,
     max_line: usize,
     /// Lines (events) read so far: their numbers in messages.
@@ -213,6 +289,10 @@ struct Messages {
     durable: bool,
     handed: u64,
     detected: VecDeque<(u64, Vec<Publish>)>,
+    /// The messages taken and not acknowledged yet, by packet id (so at most one an
+    /// id): their hash, and the connection they came over last (the broker may
+    /// have sent them again).
+    unsettled: FxHashMap<u16, (u64, u64)>,
     /// Messages a resumed server had consumed, by packet id, which the broker may
     /// send again (marked `dup`).
     again: FxHashMap<u16, u64>,
@@ -221,11 +301,11 @@ struct Messages {
 impl Messages {
     /// Takes what comes; hands it over whenever nothing more is waiting, then
     /// acknowledges what has gone through.
-    async fn run(mut self, mut rx: mpsc::Receiver<Publish>) {
-        while let Some(first) = rx.recv().await {
-            self.message(first);
-            while let Ok(p) = rx.try_recv() {
-                self.message(p);
+    async fn run(mut self, mut rx: mpsc::Receiver<(u64, Publish)>) {
+        while let Some((conn, first)) = rx.recv().await {
+            self.message(conn, first);
+            while let Ok((conn, p)) = rx.try_recv() {
+                self.message(conn, p);
                 if self.batch.len() >= BATCH && !self.hand_over().await {
                     return;
                 }
@@ -330,39 +410,77 @@ impl Messages {
         true
     }
 
-    /// Acknowledges `messages` (QoS 1) to the broker.
-    fn ack(&self, messages: Vec<Publish>) {
+    /// Acknowledges `messages` (QoS 1) to the broker, each on the connection it
+    /// came over last.
+    fn ack(&mut self, messages: Vec<Publish>) {
+        // At QoS 0 (published so), a message is not acknowledged.
+        let on = messages
+            .into_iter()
+            .filter(|p| p.qos != QoS::AtMostOnce)
+            .map(|p| {
+                let (hash, conn) = self.unsettled.remove(&p.pkid).unwrap_or_default();
+                (conn, (p.pkid, hash), p)
+            })
+            .collect();
         // Gone only with the connection's task: nothing left to acknowledge to.
-        let _ = self.acks.send(messages);
+        let _ = self.acks.send(on);
     }
 
-    /// One message: one JSON event, or JSON Lines. One that a resumed server had
-    /// consumed already is only acknowledged.
-    fn message(&mut self, mut p: Publish) {
+    /// One message: one JSON event, or JSON Lines, which came over connection
+    /// `conn`. One the broker sends again that was consumed already is only
+    /// acknowledged, and counted.
+    fn message(&mut self, conn: u64, mut p: Publish) {
         let mut hash = Xxh3::new();
         hash.update(p.topic.as_bytes());
         hash.update(&[0]);
         hash.update(&p.payload);
         let key = (p.pkid, hash.digest());
+        let payload = std::mem::take(&mut p.payload);
+        if p.dup && self.redelivered(conn, key, &p) {
+            self.shared.counters.mqtt_redelivered.fetch_add(1, Relaxed);
+            return;
+        }
         if let Some(before) = self.again.remove(&p.pkid) {
-            if p.dup && before == key.1 {
-                p.payload = Default::default();
-                self.ack(vec![p]);
-                return;
-            }
             // Another message under that packet id: the one consumed before was
             // acknowledged, and the broker has reused its id.
-            self.shared.unacked().reused((p.pkid, before));
+            self.shared.unacked().forget((p.pkid, before));
         }
-        self.events_of(&p);
-        p.payload = Default::default();
+        self.events_of(&p.topic, &payload);
+        if p.qos != QoS::AtMostOnce {
+            // An id the broker reuses while its message is taken (that of a session
+            // it forgot at the reconnect) is the new message's from now on.
+            self.unsettled.insert(p.pkid, (key.1, conn));
+        }
+        // Every message's key, QoS 0 ones too (packet id 0, never sent again): the
+        // detector thread counts the MQTT batches by them.
         self.taken.push(p);
         self.keys.push(key);
     }
 
-    /// The events of message `p`, into the batch.
-    fn events_of(&mut self, p: &Publish) {
-        for line in p.payload.split(|&b| b == b'\n') {
+    /// Whether message `p` (`key`), sent again over connection `conn`, was
+    /// consumed already: one taken and not acknowledged yet is acknowledged with
+    /// its first delivery, once that is through, on `conn`; one whose
+    /// acknowledgement went (and may have been lost) is acknowledged now.
+    fn redelivered(&mut self, conn: u64, key: MessageKey, p: &Publish) -> bool {
+        if let Some((hash, on)) = self.unsettled.get_mut(&key.0) {
+            if *hash == key.1 {
+                *on = conn;
+                return true;
+            }
+            return false;
+        }
+        let resumed = self.again.get(&key.0) == Some(&key.1);
+        if !resumed && !self.shared.unacked().knows(key) {
+            return false;
+        }
+        self.again.remove(&key.0);
+        let _ = self.acks.send(vec![(conn, key, p.clone())]);
+        true
+    }
+
+    /// The events of a message on `topic`, into the batch.
+    fn events_of(&mut self, topic: &str, payload: &[u8]) {
+        for line in payload.split(|&b| b == b'\n') {
             let line = line.strip_suffix(b"\r").unwrap_or(line);
             let no = self.no + 1;
             let parsed = if line.len() > self.max_line {
@@ -386,8 +504,8 @@ impl Messages {
                     self.bad += 1;
                     if self.bad <= REPORTED {
                         eprintln!(
-                            "ccpn-run serve: {}: rejected {why} (topic {})",
-                            self.name, p.topic
+                            "ccpn-run serve: {}: rejected {why} (topic {topic})",
+                            self.name
                         );
                     }
                 }
@@ -420,20 +538,18 @@ pub(crate) fn start_out(url: &str, args: &ServeArgs) -> Result<(Sink, JoinHandle
     let driver = tokio::spawn(async move {
         let mut down = false;
         loop {
-            match poll(&mut events, &loop_name, &mut down).await {
-                Some(Event::Incoming(Packet::PubAck(_))) => {
-                    acks.delivered.fetch_add(1, Relaxed);
-                    let seq = unacked
-                        .lock()
-                        .unwrap_or_else(std::sync::PoisonError::into_inner)
-                        .pop_front();
-                    if let Some(seq) = seq {
-                        acks.next.store(seq + 1, Relaxed);
-                    }
-                }
-                Some(_) => {}
-                None => {
-                    acks.failures.fetch_add(1, Relaxed);
+            let failed = || {
+                acks.failures.fetch_add(1, Relaxed);
+            };
+            let event = poll(&mut events, &loop_name, &mut down, failed).await;
+            if let Some(Event::Incoming(Packet::PubAck(_))) = event {
+                acks.delivered.fetch_add(1, Relaxed);
+                let seq = unacked
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .pop_front();
+                if let Some(seq) = seq {
+                    acks.next.store(seq + 1, Relaxed);
                 }
             }
         }
