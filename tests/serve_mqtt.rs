@@ -200,6 +200,59 @@ fn a_killed_server_resumed_loses_no_acknowledged_message() {
     assert_eq!(got, expected, "no acknowledged message's detections lost");
 }
 
+#[test]
+fn a_broker_that_forgot_the_session_is_subscribed_to_again() {
+    let Some(broker) = mosquitto() else { return };
+    let port = broker.port;
+    let dir = tempfile::tempdir().unwrap();
+    let net = net_file(dir.path(), EVERY_A);
+    let mqtt_in = format!("mqtt://127.0.0.1:{port}/in");
+    let server = Server::start(
+        &net,
+        &[
+            "--mqtt-in",
+            &mqtt_in,
+            "--mqtt-client-id",
+            "ccpn-test-forgot",
+        ],
+    );
+    wait_for("the server's subscription", || {
+        server.stderr_text().contains("serve:")
+    });
+    std::thread::sleep(Duration::from_millis(500));
+    let (publisher, _) = client(port, "test-publisher-before", None);
+    publish(&publisher, 1, 1);
+    server.wait_stats("the first message", |s| {
+        s["sources"]["mqtt"].as_u64() >= Some(1)
+    });
+    drop(publisher);
+    // A broker without persistence, restarted: the server's session, with its
+    // subscription, is gone.
+    drop(broker);
+    wait_for("the warning", || {
+        server.stderr_text().contains("retrying every second")
+    });
+    let broker = mosquitto_on(port).expect("mosquitto again");
+    wait_for("reconnecting", || {
+        server.stderr_text().contains("connected again")
+    });
+    std::thread::sleep(Duration::from_millis(500));
+    // The same message again, at once: to this broker a new one, sent with the
+    // same packet id, topic and payload but not marked `dup`, so consumed, not
+    // taken for one sent again.
+    let (publisher, _) = client(broker.port, "test-publisher-after", None);
+    publish(&publisher, 1, 1);
+    publish(&publisher, 2, 4);
+    let stats = server.wait_stats("the messages after the restart", |s| {
+        s["sources"]["mqtt"].as_u64() >= Some(6)
+    });
+    std::thread::sleep(Duration::from_millis(500));
+    let stats = server.wait_stats("nothing more", |s| s["processed"] == stats["processed"]);
+    assert_eq!(stats["sources"]["mqtt"], 6, "{stats}");
+    assert_eq!(stats["processed"], 6, "{stats}");
+    assert_eq!(stats["mqtt_redelivered"], 0, "{stats}");
+}
+
 /// A server with an EVERY_A net taking MQTT in (topic `in`) through `proxy` in a
 /// persistent session `id`, its detections posted to a receiver; waits for its
 /// subscription.
