@@ -7,6 +7,7 @@
 //! `writer.rs` the writer thread; this file starts and joins them, and resumes from a
 //! checkpoint.
 
+mod chunks;
 mod detect;
 mod progress;
 mod reader;

@@ -2,7 +2,8 @@
 //! within `--max-delay`, reports bad and late lines, sends events to the detector in
 //! batches, and marks checkpoints; on resume, reads the lines before the checkpoint
 //! again only where the run needs them. With `--heartbeat`, lines are read on a
-//! thread of their own, so that a quiet input moves event time on.
+//! thread of their own, so that a quiet input moves event time on. A large file is
+//! parsed on two threads (`chunks.rs`).
 
 use std::collections::HashSet;
 use std::fs::File;
@@ -14,10 +15,11 @@ use std::time::Duration;
 
 use crossbeam_channel::{bounded, RecvTimeoutError, Sender};
 
-use ccpn::io::read::{BadLine, EventLine, EventReader, FieldMap, Format, LineError, Lines, Record};
+use ccpn::io::read::{BadLine, EventReader, FieldMap, Format, LineError, Lines, Record};
 use ccpn::io::reorder::Reorder;
 use ccpn::{Event, Net, Space, Timestamp};
 
+use super::chunks::{self, Chunk, End, Line};
 use super::progress::Live;
 use super::report::{LateFile, Reports};
 use super::spare::Fresh;
@@ -75,6 +77,8 @@ pub(crate) struct ReaderConfig {
     pub(crate) checkpoint_every: u64,
     /// Move event time on when the input is quiet this long (`--heartbeat`).
     pub(crate) heartbeat: Option<Duration>,
+    /// Whether to parse on two threads (a large file: `chunks.rs`).
+    pub(crate) parse_ahead: bool,
     /// `--field`, `--time-unit`, `--default-type`.
     pub(crate) fields: FieldMap,
     /// The input, for messages: its path, or "standard input".
@@ -108,6 +112,10 @@ impl ReaderConfig {
                 0
             },
             heartbeat: args.heartbeat(),
+            parse_ahead: match &args.events {
+                Some(p) if p.as_os_str() != "-" => chunks::worth_parsing_ahead(p),
+                _ => false,
+            },
             live: Arc::new(Live::default()),
             batches: Fresh::unpooled(BATCH),
         }
@@ -181,6 +189,7 @@ pub(crate) fn read_events(
         tx,
         cfg,
     };
+    let parse_ahead = r.cfg.parse_ahead && resume.is_none();
     let mut replay = match resume {
         Some(p) => {
             let counts = &mut r.reports.counts;
@@ -200,6 +209,7 @@ pub(crate) fn read_events(
         },
     };
     let last = match r.cfg.heartbeat {
+        None if parse_ahead => r.read_chunks(events, stop, &mut replay)?,
         None => r.read_all(events, stop, &mut replay)?,
         Some(beat) => r.read_with_heartbeat(events, beat, stop, &mut replay)?,
     };
@@ -261,7 +271,7 @@ impl Reader {
                 break;
             };
             let next = next.map_err(|e| self.read_failed(e, before))?;
-            if !self.take(next, replay)? {
+            if !self.take(Line::Other(next), replay)? {
                 break;
             }
             // What is read is sent before a read that may wait for more input: a
@@ -271,6 +281,74 @@ impl Reader {
             }
         }
         Ok(events.line_number())
+    }
+
+    /// Reads every line on this thread and parses them here and on a parser thread,
+    /// chunk by chunk (until the run is to stop); returns the number of the last line
+    /// taken. Chunks are numbered in input order: `read` have been read, `taken`
+    /// taken.
+    fn read_chunks(
+        &mut self,
+        events: EventReader<Input>,
+        stop: &AtomicBool,
+        replay: &mut Replay,
+    ) -> io::Result<u64> {
+        let (mut lines, mut stream) = events.into_parts();
+        let mut helper = chunks::Parser::spawn()?;
+        let mut parser = None;
+        let mut last = 0;
+        let (mut read, mut taken) = (0, 0);
+        let mut spare: Vec<Chunk> = Vec::new();
+        let mut ended = false;
+        loop {
+            if !ended {
+                let mut chunk = spare.pop().unwrap_or_default();
+                chunk.fill(&mut lines, &mut stream, &mut parser);
+                ended = chunk.end.is_some();
+                helper.parse(read, chunk);
+                read += 1;
+            }
+            while read - taken > chunks::AHEAD || (ended && taken < read) {
+                let mut chunk = helper.take(taken)?;
+                taken += 1;
+                let go_on = self.take_chunk(&mut chunk, &mut last, stop, replay)?;
+                spare.push(chunk);
+                if !go_on {
+                    return Ok(last);
+                }
+            }
+            if ended {
+                return Ok(last);
+            }
+        }
+    }
+
+    /// Takes the lines of a parsed chunk, noting the number of each in `last`;
+    /// `false` when the run is to stop (at the end of the input among them).
+    fn take_chunk(
+        &mut self,
+        chunk: &mut Chunk,
+        last: &mut u64,
+        stop: &AtomicBool,
+        replay: &mut Replay,
+    ) -> io::Result<bool> {
+        for line in chunk.lines() {
+            if stop.load(Ordering::Relaxed) || interrupt::received().is_some() {
+                return Ok(false);
+            }
+            *last = match &line {
+                Line::Event(no, _, _) => *no,
+                Line::Other(record) => record.number(),
+            };
+            if !self.take(line, replay)? {
+                return Ok(false);
+            }
+        }
+        match chunk.end.take() {
+            Some(End::Failed(e, before)) => Err(self.read_failed(e, before)),
+            Some(End::Input) => Ok(false),
+            None => Ok(self.flush()),
+        }
     }
 
     /// Reads lines on a thread of their own, moving event time on when none come for
@@ -304,7 +382,7 @@ impl Reader {
                                 error: e.clone(),
                             }),
                         };
-                        if !self.take(record, replay)? {
+                        if !self.take(Line::Other(record), replay)? {
                             break 'input;
                         }
                     }
@@ -334,15 +412,22 @@ impl Reader {
 
     /// Takes one line (before `replay.line`, a line a resumed run only reads again);
     /// `false` when the run is to stop.
-    fn take(&mut self, record: Record<'_>, replay: &mut Replay) -> io::Result<bool> {
-        let no = record.number();
+    fn take(&mut self, line: Line<'_>, replay: &mut Replay) -> io::Result<bool> {
+        let no = match &line {
+            Line::Event(no, _, _) => *no,
+            Line::Other(record) => record.number(),
+        };
         if no <= replay.line {
-            if let Record::Event(line) = record {
-                self.replay(line, &mut replay.held)?;
+            match line {
+                Line::Event(_, _, event) => self.replay(no, &mut replay.held, || event)?,
+                Line::Other(Record::Event(line)) => {
+                    self.replay(no, &mut replay.held, || line.parse())?;
+                }
+                Line::Other(_) => {}
             }
             return Ok(true);
         }
-        if !self.line(record)? {
+        if !self.line(line)? {
             return Ok(false);
         }
         if self.cfg.checkpoint_every == 0 || !no.is_multiple_of(self.cfg.checkpoint_every) {
@@ -374,24 +459,25 @@ impl Reader {
     }
 
     /// Takes one line; `false` when the run is to stop.
-    fn line(&mut self, record: Record<'_>) -> io::Result<bool> {
-        let line = match record {
-            Record::Event(line) => line,
-            Record::Blank(_) | Record::Header(_) => return Ok(true),
-            Record::Bad(bad) => {
+    fn line(&mut self, line: Line<'_>) -> io::Result<bool> {
+        let (no, text, parsed) = match line {
+            Line::Event(no, text, parsed) => (no, text, parsed),
+            Line::Other(Record::Event(line)) => (line.number(), line.text(), line.parse()),
+            Line::Other(Record::Blank(_) | Record::Header(_)) => return Ok(true),
+            Line::Other(Record::Bad(bad)) => {
                 self.reports.counts.read += 1;
                 return self.reports.rejected(&bad);
             }
         };
         self.reports.counts.read += 1;
-        let ev = match line.parse() {
+        let ev = match parsed {
             Ok(ev) => ev,
             Err(bad) => return self.reports.rejected(&bad),
         };
         if ev.location.is_none() {
-            self.reports.unlocated(line.number(), &ev, self.cfg.space)?;
+            self.reports.unlocated(no, &ev, self.cfg.space)?;
         }
-        match self.reorder.offer(ev.time, line.number(), ev) {
+        match self.reorder.offer(ev.time, no, ev) {
             Ok(now) => {
                 match now {
                     Some((_, _, ev)) => self.batch.push(ev),
@@ -403,7 +489,7 @@ impl Reader {
                         if early == 0 && self.reorder.released_early() > 0 {
                             crate::say::warning(format_args!(
                                 "line {}: --max-held {} events are held for reordering: the oldest are processed before their --max-delay from now on (`released_early` in --stats counts them)",
-                                line.number(),
+                                no,
                                 self.cfg.max_held
                             ));
                         }
@@ -411,21 +497,22 @@ impl Reader {
                 }
                 Ok(self.batch.len() < BATCH || self.flush())
             }
-            Err(late) => self.reports.late(line.number(), line.text(), &late),
+            Err(late) => self.reports.late(no, text, &late),
         }
     }
 
-    /// Takes an event line again, before the checkpoint resumed from: to hold again
-    /// an event the checkpointed run held.
-    fn replay(&mut self, line: EventLine<'_>, held: &mut HashSet<u64>) -> io::Result<()> {
-        let no = line.number();
+    /// Takes event line `no` again, before the checkpoint resumed from: to hold again
+    /// the event (`parse` gives it) that the checkpointed run held.
+    fn replay(
+        &mut self,
+        no: u64,
+        held: &mut HashSet<u64>,
+        parse: impl FnOnce() -> Result<Event, BadLine>,
+    ) -> io::Result<()> {
         if !held.remove(&no) {
             return Ok(());
         }
-        let again = line
-            .parse()
-            .ok()
-            .map(|ev| self.reorder.push(ev.time, no, ev));
+        let again = parse().ok().map(|ev| self.reorder.push(ev.time, no, ev));
         match again {
             Some(Ok(())) => Ok(()),
             _ => Err(io::Error::other(format!(
