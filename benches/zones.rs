@@ -26,6 +26,12 @@ use rand::{Rng, SeedableRng};
 use ccpn::bench::{Shape, Zone, ZoneIndex};
 use ccpn::{Point, Space};
 
+// As `ccpn-run` allocates (Cargo.toml's default features): the index's arrays are
+// laid out where that allocator puts them.
+#[cfg(feature = "mimalloc")]
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 const SIZES: [usize; 3] = [100, 10_000, 100_000];
 /// Mean zone area, in square units, of [`random_shape`]'s zones (about).
 const MEAN_AREA: f64 = 32.0;

@@ -13,16 +13,23 @@
 //! huge zone costs one entry, not thousands of cells. When more than an eighth of the
 //! boxes would be large, [`Grid::new`] declines, and the zone index keeps its R*-tree.
 //!
-//! **Entries.** Each cell lists its boxes inline, rounded outwards to `f32` with the
-//! zone's slot (20 bytes), in one array shared by every cell, so that a stab reads the
-//! cell's header, then one or two cache lines of boxes, before the exact test of the
-//! zones whose box holds the point. A cell that outgrows its room moves to the end of
-//! the array with twice the room; the array is compacted when it holds twice the live
-//! entries. Inserting or removing a box costs O(cells it covers).
+//! **Entries.** A cell lists each box that covers it as the part of the box within
+//! the cell, in 256ths of the cell's width and height rounded outwards, with the
+//! zone's slot (8 bytes). A cell is one cache line holding its first [`INLINE`]
+//! entries, so that a stab among many zones waits on memory once for the cell and
+//! its boxes, then for the zones whose box holds the point (their exact test). A cell
+//! with more entries keeps the rest in one array shared by every cell; a cell that
+//! outgrows its room there moves to the end of the array with twice the room, and the
+//! array is compacted when it holds twice its live entries. Inserting or removing a
+//! box costs O(cells it covers).
+//!
+//! A point's 256ths in its cell are computed as the boxes' are, by a function
+//! monotonic in the coordinate (clamped to the cell, so a border cell's points beyond
+//! the extent count as at its edge): a box that holds the point holds its 256ths.
 
 use geo_types::Rect;
 
-use super::boxtree::{rounded, BoxTree};
+use super::boxtree::BoxTree;
 use crate::event::Point;
 
 /// Cell sides in median box sides.
@@ -36,19 +43,34 @@ const MAX_CELLS_PER_BOX: usize = 32;
 /// room for growth and holes).
 const MAX_BOXES: usize = 1 << 24;
 
-/// One box listed in a cell: `[min x, min y, max x, max y]` in `f32`, and its slot.
-#[derive(Clone, Copy, Debug)]
+/// The entries a cell holds in its own cache line.
+const INLINE: usize = 6;
+
+/// One box listed in a cell: the part of it within the cell, `[min x, min y, max x,
+/// max y]` in 256ths of the cell ([`Axis::frac`]), and its zone's slot.
+#[derive(Clone, Copy, Debug, Default)]
 struct Entry {
-    b: [f32; 4],
+    b: [u8; 4],
     slot: u32,
 }
 
-/// A cell's entries: `arena[start..start + len]`, with room up to `start + cap`.
+impl Entry {
+    #[inline]
+    fn holds(&self, qx: u8, qy: u8) -> bool {
+        let [x0, y0, x1, y1] = self.b;
+        x0 <= qx && qx <= x1 && y0 <= qy && qy <= y1
+    }
+}
+
+/// A cell's `len` entries: the first [`INLINE`] in `inline`, the others in
+/// `arena[start..start + len - INLINE]`, with room there up to `start + cap`.
 #[derive(Clone, Copy, Debug, Default)]
+#[repr(C, align(64))]
 struct Cell {
-    start: u32,
     len: u32,
+    start: u32,
     cap: u32,
+    inline: [Entry; INLINE],
 }
 
 /// One axis of the grid: cell `i` starts at `origin + i / scale`.
@@ -71,11 +93,23 @@ impl Axis {
         }
     }
 
+    /// Coordinate `v` in cells from the origin.
+    #[inline]
+    fn at(&self, v: f64) -> f64 {
+        (v - self.origin) * self.scale
+    }
+
     /// The cell of coordinate `v`, monotonic in `v` (clamped to the border cells; the
     /// conversion saturates, and takes a `NaN` to 0).
     #[inline]
     fn cell(&self, v: f64) -> usize {
-        (((v - self.origin) * self.scale) as usize).min(self.n - 1)
+        self.cell_at(self.at(v))
+    }
+
+    /// The cell of a coordinate `t` cells from the origin.
+    #[inline]
+    fn cell_at(&self, t: f64) -> usize {
+        (t as usize).min(self.n - 1)
     }
 
     /// The end of the extent the cells divide.
@@ -86,6 +120,13 @@ impl Axis {
             self.origin
         }
     }
+}
+
+/// Where a coordinate `t` cells from the origin lies in cell `c`, in 256ths of the
+/// cell, clamped to it (0 before it, 255 past it; a `NaN` gives 0): monotonic in `t`.
+#[inline]
+fn frac(t: f64, c: usize) -> u8 {
+    ((t - c as f64) * 256.0).clamp(0.0, 255.0) as u8
 }
 
 /// How many cells `side` wide cover a length `len` (at least one; as a float, which
@@ -112,7 +153,8 @@ pub(super) struct Grid {
     y: Axis,
     cells: Vec<Cell>,
     arena: Vec<Entry>,
-    /// Entries listed in cells (the rest of the arena is room and holes).
+    /// Entries held in the arena, past the cells' inline ones (the rest of the arena
+    /// is room and holes).
     live: usize,
     large: BoxTree,
 }
@@ -128,34 +170,24 @@ impl Grid {
         if !forced && large * 8 > boxes.len() + 32 {
             return None;
         }
-        // Count each cell's entries, lay the cells out in order, then fill them.
+        // Count each cell's entries, lay out the room of those beyond the inline
+        // ones in cell order, then fill the cells.
         for s in spans.iter().flatten() {
-            grid.each_cell(*s, |grid, c| grid.cells[c].cap += 1);
+            grid.each_cell(*s, |grid, c, _| grid.cells[c].cap += 1);
         }
         let mut start = 0u32;
         for c in &mut grid.cells {
+            c.cap = c.cap.saturating_sub(INLINE as u32);
             c.start = start;
             start += c.cap;
         }
-        grid.arena = vec![
-            Entry {
-                b: [0.0; 4],
-                slot: u32::MAX
-            };
-            start as usize
-        ];
+        grid.arena = vec![Entry::default(); start as usize];
         for ((r, slot), s) in boxes.iter().zip(&spans) {
             if let Some(s) = s {
-                let e = Entry {
-                    b: rounded(r),
-                    slot: *slot,
-                };
-                grid.each_cell(*s, |grid, c| {
-                    let cell = &mut grid.cells[c];
-                    grid.arena[(cell.start + cell.len) as usize] = e;
-                    cell.len += 1;
+                grid.each_cell(*s, |grid, c, at| {
+                    let e = grid.entry(r, *slot, at);
+                    grid.push(c, e);
                 });
-                grid.live += (s[1] - s[0] + 1) * (s[3] - s[2] + 1);
             }
         }
         grid.large = BoxTree::new(
@@ -251,11 +283,48 @@ impl Grid {
         (cells <= MAX_CELLS_PER_BOX).then_some(s)
     }
 
-    fn each_cell(&mut self, [x0, x1, y0, y1]: [usize; 4], mut f: impl FnMut(&mut Grid, usize)) {
+    /// Calls `f` with the index and the column and row of each cell of a span.
+    fn each_cell(
+        &mut self,
+        [x0, x1, y0, y1]: [usize; 4],
+        mut f: impl FnMut(&mut Grid, usize, (usize, usize)),
+    ) {
         for cy in y0..=y1 {
             for cx in x0..=x1 {
-                f(self, cy * self.x.n + cx);
+                f(self, cy * self.x.n + cx, (cx, cy));
             }
+        }
+    }
+
+    /// The entry of box `r` (of zone slot `slot`) in the cell at column and row `at`.
+    fn entry(&self, r: &Rect<f64>, slot: u32, (cx, cy): (usize, usize)) -> Entry {
+        let (lo, hi) = (r.min(), r.max());
+        Entry {
+            b: [
+                frac(self.x.at(lo.x), cx),
+                frac(self.y.at(lo.y), cy),
+                frac(self.x.at(hi.x), cx),
+                frac(self.y.at(hi.y), cy),
+            ],
+            slot,
+        }
+    }
+
+    /// Entry `i` (< its `len`) of cell `c`.
+    fn get(&self, c: usize, i: usize) -> Entry {
+        let cell = &self.cells[c];
+        match i.checked_sub(INLINE) {
+            None => cell.inline[i],
+            Some(k) => self.arena[cell.start as usize + k],
+        }
+    }
+
+    /// Sets entry `i` (< its room) of cell `c`.
+    fn set(&mut self, c: usize, i: usize, e: Entry) {
+        let cell = &mut self.cells[c];
+        match i.checked_sub(INLINE) {
+            None => cell.inline[i] = e,
+            Some(k) => self.arena[cell.start as usize + k] = e,
         }
     }
 
@@ -276,11 +345,10 @@ impl Grid {
             self.large.insert(r, slot);
             return;
         };
-        let e = Entry {
-            b: rounded(r),
-            slot,
-        };
-        self.each_cell(s, |grid, c| grid.push(c, e));
+        self.each_cell(s, |grid, c, at| {
+            let e = grid.entry(r, slot, at);
+            grid.push(c, e);
+        });
     }
 
     /// Removes a box `r` of zone slot `slot` (of a slot's boxes in one cell, any one:
@@ -290,63 +358,77 @@ impl Grid {
             self.large.remove(r, slot);
             return;
         };
-        self.each_cell(s, |grid, c| {
-            let cell = &mut grid.cells[c];
-            let (start, end) = (cell.start as usize, (cell.start + cell.len) as usize);
-            if let Some(i) = grid.arena[start..end].iter().position(|e| e.slot == slot) {
-                grid.arena.swap(start + i, end - 1);
-                cell.len -= 1;
-                grid.live -= 1;
+        self.each_cell(s, |grid, c, _| {
+            let len = grid.cells[c].len as usize;
+            if let Some(i) = (0..len).find(|&i| grid.get(c, i).slot == slot) {
+                let last = grid.get(c, len - 1);
+                grid.set(c, i, last);
+                grid.cells[c].len -= 1;
+                if len > INLINE {
+                    grid.live -= 1;
+                }
             }
         });
     }
 
+    /// Appends `e` to cell `c`'s entries.
     fn push(&mut self, c: usize, e: Entry) {
-        if self.cells[c].len == self.cells[c].cap {
-            if self.arena.len() > 2 * self.live + 64 {
-                self.compact();
+        let len = self.cells[c].len as usize;
+        if let Some(k) = len.checked_sub(INLINE) {
+            if k == self.cells[c].cap as usize {
+                if self.arena.len() > 2 * self.live + 64 {
+                    self.compact();
+                }
+                let cell = &mut self.cells[c];
+                let cap = (cell.cap * 2).max(4);
+                let start = self.arena.len();
+                let from = cell.start as usize;
+                cell.start = start as u32;
+                cell.cap = cap;
+                self.arena.extend_from_within(from..from + k);
+                self.arena.resize(start + cap as usize, e);
             }
-            let cell = self.cells[c];
-            let cap = (cell.cap * 2).max(4);
-            let start = self.arena.len();
-            let (from, to) = (cell.start as usize, (cell.start + cell.len) as usize);
-            self.arena.extend_from_within(from..to);
-            self.arena.resize(start + cap as usize, e);
-            self.cells[c] = Cell {
-                start: start as u32,
-                len: cell.len,
-                cap,
-            };
+            self.live += 1;
         }
-        let cell = &mut self.cells[c];
-        self.arena[(cell.start + cell.len) as usize] = e;
-        cell.len += 1;
-        self.live += 1;
+        self.set(c, len, e);
+        self.cells[c].len += 1;
     }
 
-    /// Lays the cells out again in order, each with room for its entries only.
+    /// Lays the cells' entries past the inline ones out again in order, each cell with
+    /// room for its entries only.
     fn compact(&mut self) {
         let mut arena = Vec::with_capacity(self.live);
         for c in &mut self.cells {
-            let (from, to) = (c.start as usize, (c.start + c.len) as usize);
+            let k = (c.len as usize).saturating_sub(INLINE);
+            let from = c.start as usize;
             c.start = arena.len() as u32;
-            c.cap = c.len;
-            arena.extend_from_slice(&self.arena[from..to]);
+            c.cap = k as u32;
+            arena.extend_from_slice(&self.arena[from..from + k]);
         }
         self.arena = arena;
     }
 
-    /// Calls `hit` with the slot of every box holding the point `(x, y)`, looked up
-    /// at `key` (the point as [`super::boxtree::key`] rounds it), a slot once per box.
+    /// Calls `hit` with the slot of every box holding the point `(x, y)` (and perhaps
+    /// of boxes near it), a slot once per box; the large boxes are looked up at `key`
+    /// (the point as [`super::boxtree::key`] rounds it).
     #[inline]
     pub(super) fn stab(&self, p: Point, key: &[f32; 2], mut hit: impl FnMut(u32)) {
-        let c = self.y.cell(p.y) * self.x.n + self.x.cell(p.x);
-        if let Some(cell) = self.cells.get(c) {
-            let (from, to) = (cell.start as usize, (cell.start + cell.len) as usize);
-            for e in self.arena.get(from..to).unwrap_or_default() {
-                let [x0, y0, x1, y1] = e.b;
-                if x0 <= key[0] && key[0] <= x1 && y0 <= key[1] && key[1] <= y1 {
+        let (tx, ty) = (self.x.at(p.x), self.y.at(p.y));
+        let (cx, cy) = (self.x.cell_at(tx), self.y.cell_at(ty));
+        if let Some(cell) = self.cells.get(cy * self.x.n + cx) {
+            let (qx, qy) = (frac(tx, cx), frac(ty, cy));
+            let len = cell.len as usize;
+            for e in &cell.inline[..len.min(INLINE)] {
+                if e.holds(qx, qy) {
                     hit(e.slot);
+                }
+            }
+            if let Some(k) = len.checked_sub(INLINE) {
+                let from = cell.start as usize;
+                for e in self.arena.get(from..from + k).unwrap_or_default() {
+                    if e.holds(qx, qy) {
+                        hit(e.slot);
+                    }
                 }
             }
         }
@@ -385,6 +467,49 @@ mod tests {
         grid.stab(Point { x: 3.5, y: 0.5 }, &[3.5, 0.5], |s| hits.push(s));
         hits.sort_unstable();
         assert_eq!(hits, [3, 1000]);
+    }
+
+    /// A box is found from every point it holds: on its edges and corners, in a cell
+    /// listing more boxes than it holds inline, and past the grid's extent, where the
+    /// border cells take the points (their 256ths clamped to the cell's edge). Boxes
+    /// near a point may be found too: their exact test decides.
+    #[test]
+    fn a_box_is_found_from_its_edges_and_past_the_extent() {
+        let mut boxes: Vec<(Rect<f64>, u32)> = (0..1000u32)
+            .map(|i| (square(f64::from(i % 40), f64::from(i / 40), 1.0), i))
+            .collect();
+        // Ten boxes over one cell, and a box reaching far past the extent (the
+        // outermost box of 1,011 is left out of the extent).
+        for k in 0..10u32 {
+            boxes.push((square(5.1 + 0.01 * f64::from(k), 5.1, 0.3), 1000 + k));
+        }
+        boxes.push((Rect::new((39.5, 24.5), (1e6, 1e6)), 2000));
+        let grid = Grid::new(&boxes, false).expect("a grid");
+        assert_eq!((grid.x.n, grid.y.n, grid.large.len()), (40, 25, 0));
+        assert!(grid.cells.iter().any(|c| c.len as usize > INLINE));
+        let hits = |x: f64, y: f64| {
+            let mut h = Vec::new();
+            grid.stab(Point { x, y }, &super::super::boxtree::key(x, y), |s| {
+                h.push(s)
+            });
+            h.sort_unstable();
+            h
+        };
+        // The corner (5, 5) is shared by four squares.
+        assert_eq!(hits(5.0, 5.0), [164, 165, 204, 205]);
+        // The far edge of the last of the ten boxes; the first ends 0.09 before.
+        let on_edge = hits(5.49, 5.4);
+        assert!(
+            on_edge.contains(&1009) && !on_edge.contains(&1000),
+            "{on_edge:?}"
+        );
+        assert_eq!(hits(5.2, 5.2).iter().filter(|&&s| s >= 1000).count(), 10);
+        // Past the extent: the box that reaches there (and the border cell's square
+        // at its edge).
+        assert_eq!(hits(5e5, 5e5), [999, 2000]);
+        assert_eq!(hits(1e6, 1e6), [999, 2000]);
+        assert_eq!(hits(-5.0, -5.0), [0]);
+        assert_eq!(hits(0.5, -5.0), [0]);
     }
 
     /// Boxes far smaller than their extent: the cells are coarsened to the budget.

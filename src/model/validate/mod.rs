@@ -153,6 +153,8 @@ impl<'a> Validator<'a> {
         );
         self.read = built.read;
         let problems = built.problems;
+        self.zones.reserve(built.zones.len());
+        self.zone_ids.reserve(built.zones.len());
         for (name, zone) in built.zones {
             self.warn_crossing(name, &zone);
             self.zone_ids.insert(name, self.zones.len());

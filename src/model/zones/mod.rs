@@ -118,7 +118,8 @@ pub(super) fn build<'a>(
             .unwrap_or_default(),
         files: HashMap::new(),
     };
-    let mut zones = Vec::new();
+    // (Reserved: a net of many zones is not copied from one doubling to the next.)
+    let mut zones = Vec::with_capacity(spec.zones.len());
     let mut problems = Vec::new();
     for (name, z) in &spec.zones {
         match b.shape(z) {

@@ -33,18 +33,25 @@ pub(crate) struct Stab {
 impl Stab {
     /// A group of `Within` components: `(node id, its zones)` each.
     pub(crate) fn new(space: Space, zones: &[Zone], members: Vec<(usize, Vec<ZoneId>)>) -> Stab {
-        let mut by_zone = vec![Vec::new(); zones.len()];
-        let mut used = vec![false; zones.len()];
-        for (m, (_, zs)) in members.iter().enumerate() {
+        // Each zone's members, laid out by counting (no vector per zone: a net may
+        // have a hundred thousand zones).
+        let mut starts = vec![0u32; zones.len() + 1];
+        for (_, zs) in &members {
             for &z in zs {
-                by_zone[z].push(m as u32);
-                used[z] = true;
+                starts[z + 1] += 1;
             }
         }
-        let mut starts = Vec::with_capacity(zones.len() + 1);
-        starts.push(0u32);
-        for ms in &by_zone {
-            starts.push(starts[starts.len() - 1] + ms.len() as u32);
+        let used: Vec<bool> = starts[1..].iter().map(|&n| n > 0).collect();
+        for z in 0..zones.len() {
+            starts[z + 1] += starts[z];
+        }
+        let mut by_zone = vec![0u32; starts[zones.len()] as usize];
+        let mut next: Vec<u32> = starts[..zones.len()].to_vec();
+        for (m, (_, zs)) in members.iter().enumerate() {
+            for &z in zs {
+                by_zone[next[z] as usize] = m as u32;
+                next[z] += 1;
+            }
         }
         let index = ZoneIndex::new(
             space,
@@ -58,7 +65,7 @@ impl Stab {
         Stab {
             index: Arc::new(index),
             starts: starts.into(),
-            members: by_zone.concat().into(),
+            members: by_zone.into(),
             nodes: members.into_iter().map(|(node, _)| node).collect(),
             linear: false,
             hits: Vec::new(),
