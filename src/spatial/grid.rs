@@ -47,7 +47,7 @@ const MAX_BOXES: usize = 1 << 24;
 const INLINE: usize = 6;
 
 /// One box listed in a cell: the part of it within the cell, `[min x, min y, max x,
-/// max y]` in 256ths of the cell ([`Axis::frac`]), and its zone's slot.
+/// max y]` in 256ths of the cell ([`frac`]), and its zone's slot.
 #[derive(Clone, Copy, Debug, Default)]
 struct Entry {
     b: [u8; 4],
