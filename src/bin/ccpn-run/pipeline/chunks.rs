@@ -25,6 +25,10 @@ use ccpn::Event;
 /// Lines per chunk.
 const CHUNK_LINES: usize = 2048;
 
+/// The text a new chunk makes room for, per line (the lines of ccpn's inputs are
+/// mostly shorter; a longer one grows the chunk's text).
+const TEXT_PER_LINE: usize = 128;
+
 /// Chunks queued for the parser thread at most.
 const QUEUED: usize = 2;
 
@@ -99,6 +103,12 @@ impl Chunk {
         self.slots.clear();
         self.events.clear();
         self.end = None;
+        // A new chunk takes its room at once: grown by doubling, each of its large
+        // buffers would be allocated afresh several times (fresh pages, which the
+        // kernel zeroes, for every one).
+        self.slots.reserve(CHUNK_LINES);
+        self.events.reserve(CHUNK_LINES);
+        self.text.reserve(CHUNK_LINES * TEXT_PER_LINE);
         while self.slots.len() < CHUNK_LINES {
             let before = lines.line_number();
             let (number, line) = match lines.next_line() {
