@@ -25,8 +25,8 @@ use ccpn::Event;
 /// Lines per chunk.
 const CHUNK_LINES: usize = 2048;
 
-/// The text a new chunk makes room for, per line (the lines of ccpn's inputs are
-/// mostly shorter; a longer one grows the chunk's text).
+/// The text a new chunk makes room for, per line (an AIS report or an event of a few
+/// attributes is about that long; a chunk of longer lines grows its text).
 const TEXT_PER_LINE: usize = 128;
 
 /// Chunks queued for the parser thread at most.
