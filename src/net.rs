@@ -43,7 +43,9 @@ impl Net {
             path: path.to_owned(),
             source,
         })?;
-        Net::from_ron(&path.display().to_string(), &src)
+        // The text the net keeps (its source), the file's buffer freed at once.
+        let text: Arc<str> = src.into();
+        Net::from_model(Model::load(&path.display().to_string(), text, &[])?)
     }
 
     /// Loads a net from RON text; `file` names it in error messages.
@@ -52,7 +54,7 @@ impl Net {
     ///
     /// [`NetError::Invalid`] with every problem found.
     pub fn from_ron(file: &str, src: &str) -> Result<Net, NetError> {
-        Net::from_model(Model::load(file, src, &[])?)
+        Net::from_model(Model::load(file, src.into(), &[])?)
     }
 
     /// Loads the net `source` was taken from ([`Net::source`]): its GeoJSON zones from
@@ -64,7 +66,11 @@ impl Net {
     /// [`NetError::Invalid`] with every problem found (none, for a source taken
     /// from a net that loaded with this version of ccpn).
     pub fn from_source(source: &NetSource) -> Result<Net, NetError> {
-        Net::from_model(Model::load(&source.file, &source.text, &source.geojson)?)
+        Net::from_model(Model::load(
+            &source.file,
+            Arc::clone(&source.text),
+            &source.geojson,
+        )?)
     }
 
     /// The texts this net was loaded from: the net's and each GeoJSON file's.

@@ -34,12 +34,16 @@ use crate::hint::prefetch;
 struct Slot {
     id: usize,
     zone: Zone,
-    boxes: Vec<Rect<f64>>,
+    /// Inline for the one box most zones have: a net may hold a hundred thousand.
+    boxes: ZoneBoxes,
     centre: Option<SpherePoint>,
 }
 
+/// A zone's boxes.
+type ZoneBoxes = SmallVec<[Rect<f64>; 1]>;
+
 impl Slot {
-    fn new(space: Space, id: usize, zone: Zone, boxes: Vec<Rect<f64>>) -> Slot {
+    fn new(space: Space, id: usize, zone: Zone, boxes: ZoneBoxes) -> Slot {
         Slot {
             id,
             centre: zone.centre(space),
@@ -104,7 +108,7 @@ impl std::fmt::Debug for ZoneIndex {
 /// A zone's boxes. A zone whose boxes cannot be computed (coordinates that are not
 /// numbers, which the net loader rejects) gets one box holding everything, so that its
 /// exact test decides, as in a linear scan.
-fn zone_boxes(space: Space, zone: &Zone) -> Vec<Rect<f64>> {
+fn zone_boxes(space: Space, zone: &Zone) -> ZoneBoxes {
     let mut boxes = Vec::new();
     zone.boxes(space, &mut boxes);
     let nan = |r: &Rect<f64>| {
@@ -118,7 +122,7 @@ fn zone_boxes(space: Space, zone: &Zone) -> Vec<Rect<f64>> {
             Point { x: inf, y: inf },
         )];
     }
-    boxes
+    SmallVec::from_slice(&boxes)
 }
 
 impl ZoneIndex {
@@ -144,6 +148,9 @@ impl ZoneIndex {
             laid_out: 0,
             strays: 0,
         };
+        let zones = zones.into_iter();
+        // (Reserved: a list of many zones is not copied from one doubling to the next.)
+        index.slots.reserve(zones.size_hint().0);
         for (id, zone) in zones {
             let boxes = zone_boxes(space, &zone);
             let slot = match index.by_id.get(&id) {

@@ -27,13 +27,19 @@ pub(crate) const MAX_ARITY: usize = 1024;
 impl Model {
     /// Loads a net from its text; `file` names it in error messages. GeoJSON files
     /// whose resolved paths are in `supplied` are taken from there rather than read.
+    /// The model's [`NetSource`] keeps `text` itself, not a copy (a net of many zones
+    /// may be megabytes).
     pub(crate) fn load(
         file: &str,
-        src: &str,
+        text: Arc<str>,
         supplied: &[(PathBuf, Arc<str>)],
     ) -> Result<Model, NetError> {
         // A byte-order mark (some Windows editors write one) is not part of the net.
-        let src = src.strip_prefix('\u{feff}').unwrap_or(src);
+        let text = match text.strip_prefix('\u{feff}') {
+            Some(rest) => Arc::from(rest),
+            None => text,
+        };
+        let src = &*text;
         let spec = spec::parse(file, src).map_err(|p| NetError::Invalid { problems: vec![p] })?;
         let mut v = Validator {
             file,
@@ -89,7 +95,7 @@ impl Model {
             fingerprint: digest.digest128().to_le_bytes(),
             source: Arc::new(NetSource {
                 file: file.to_owned(),
-                text: src.into(),
+                text,
                 geojson: read,
             }),
         })

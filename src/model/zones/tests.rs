@@ -13,7 +13,7 @@ fn net(space: &str, zones: &str) -> String {
 }
 
 fn load(file: &str, src: &str) -> Result<Model, Vec<(usize, usize, String)>> {
-    Model::load(file, src, &[]).map_err(|e| match e {
+    Model::load(file, src.into(), &[]).map_err(|e| match e {
         NetError::Invalid { problems } => problems
             .into_iter()
             .map(|p| (p.line, p.col, p.message))

@@ -53,14 +53,14 @@ impl Stab {
                 next[z] += 1;
             }
         }
-        let index = ZoneIndex::new(
-            space,
-            zones
-                .iter()
-                .enumerate()
-                .filter(|(z, _)| used[*z])
-                .map(|(z, zone)| (z, zone.clone())),
-        );
+        // Collected first, so that the index takes room for exactly these zones.
+        let mine: Vec<(usize, Zone)> = zones
+            .iter()
+            .enumerate()
+            .filter(|(z, _)| used[*z])
+            .map(|(z, zone)| (z, zone.clone()))
+            .collect();
+        let index = ZoneIndex::new(space, mine);
         let n = members.len();
         Stab {
             index: Arc::new(index),

@@ -34,7 +34,8 @@ pub(super) fn spawn(
     signal_hook::flag::register(signal_hook::consts::SIGHUP, Arc::clone(&hup))?;
     let net = net.to_owned();
     thread::Builder::new().name("reload".into()).spawn(move || {
-        let mut seen = stamps(&net);
+        // (Without `--watch` only SIGHUP reloads: the files are not read.)
+        let mut seen = if watch { stamps(&net) } else { Vec::new() };
         loop {
             match done.recv_timeout(POLL) {
                 Err(RecvTimeoutError::Timeout) => {}
