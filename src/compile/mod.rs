@@ -13,7 +13,7 @@ use rustc_hash::FxHashMap;
 
 use crate::model::{Model, Op};
 use crate::petri::{ArcKind, NodeIndex, PetriNet};
-use crate::runtime::{CountGroup, Dispatch, Program};
+use crate::runtime::{CountGroup, Dispatch, Program, ZoneStabs};
 
 /// The `Within` components reading one input: they share one zone R*-tree.
 pub(crate) struct StabGroup {
@@ -171,7 +171,7 @@ pub(crate) fn compile(model: &Arc<Model>) -> (PetriNet, Program) {
     for (m, moving) in model.moving.iter().enumerate() {
         anchors[moving.anchor].push(m);
     }
-    let mut zone_stabs = vec![Vec::new(); model.zones.len()];
+    let mut zone_stabs = vec![ZoneStabs::new(); model.zones.len()];
     for group in stab_groups.values() {
         let stab = group.members[0].0;
         let mut zones: Vec<usize> = group

@@ -24,5 +24,5 @@ pub(crate) use component::{
 pub use detection::{Detail, Detection, Phase};
 pub use detector::{Detector, DetectorOptions, PushError, ReloadError, ReloadReport, Stats};
 pub(crate) use dispatch::Dispatch;
-pub(crate) use program::{CountGroup, Program};
+pub(crate) use program::{CountGroup, Program, ZoneStabs};
 pub use snapshot::RestoreError;

@@ -30,9 +30,13 @@ pub(crate) struct Program {
     /// For each component, the moving zones (indexes into the model's `moving`) that
     /// its occurrences re-centre.
     pub(crate) anchors: Vec<Vec<usize>>,
-    /// For each zone, the stab components whose R*-tree holds it.
-    pub(crate) zone_stabs: Vec<Vec<usize>>,
+    /// For each zone, the stab components whose index holds it (inline: most zones
+    /// have one, and a net may have a hundred thousand).
+    pub(crate) zone_stabs: Vec<ZoneStabs>,
 }
+
+/// The stab components of one zone.
+pub(crate) type ZoneStabs = smallvec::SmallVec<[usize; 1]>;
 
 /// The rules of the `Count` components sharing one level-wise index.
 #[derive(Clone, Debug)]

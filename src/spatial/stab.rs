@@ -28,34 +28,17 @@ use super::zone::{valid_point, Probe, Zone};
 use crate::event::{Point, Space};
 use crate::hint::prefetch;
 
-/// A zone held by the index, with the boxes it has in the index and its centre's
-/// trigonometry on WGS84.
+/// A zone held by the index, under the caller's id. Its boxes are not kept: they are
+/// computed again from the zone when it leaves the index (a net may hold a hundred
+/// thousand zones, and a slot is fetched for each box a stab hits).
 #[derive(Clone, Debug)]
 struct Slot {
     id: usize,
     zone: Zone,
-    /// Inline for the one box most zones have: a net may hold a hundred thousand.
-    boxes: ZoneBoxes,
-    centre: Option<SpherePoint>,
 }
 
 /// A zone's boxes.
 type ZoneBoxes = SmallVec<[Rect<f64>; 1]>;
-
-impl Slot {
-    fn new(space: Space, id: usize, zone: Zone, boxes: ZoneBoxes) -> Slot {
-        Slot {
-            id,
-            centre: zone.centre(space),
-            zone,
-            boxes,
-        }
-    }
-
-    fn contains(&self, space: Space, probe: &mut Probe) -> bool {
-        self.zone.contains_probe(space, probe, self.centre.as_ref())
-    }
-}
 
 /// Which structure holds the zones' boxes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -85,6 +68,9 @@ pub(crate) struct ZoneIndex {
     kind: IndexKind,
     boxes: Boxes,
     slots: Vec<Option<Slot>>,
+    /// On WGS84, the trigonometry of each slot's zone centre (for its distance tests),
+    /// beside `slots`; empty on the plane.
+    centres: Vec<Option<SpherePoint>>,
     free: Vec<usize>,
     by_id: FxHashMap<usize, usize>,
     /// Boxes held, and held when the boxes were last laid out.
@@ -142,6 +128,7 @@ impl ZoneIndex {
             kind,
             boxes: Boxes::Tree(BoxTree::default()),
             slots: Vec::new(),
+            centres: Vec::new(),
             free: Vec::new(),
             by_id: FxHashMap::default(),
             held: 0,
@@ -151,8 +138,8 @@ impl ZoneIndex {
         let zones = zones.into_iter();
         // (Reserved: a list of many zones is not copied from one doubling to the next.)
         index.slots.reserve(zones.size_hint().0);
+        index.by_id.reserve(zones.size_hint().0);
         for (id, zone) in zones {
-            let boxes = zone_boxes(space, &zone);
             let slot = match index.by_id.get(&id) {
                 Some(&slot) => slot,
                 None => {
@@ -161,7 +148,7 @@ impl ZoneIndex {
                 }
             };
             index.by_id.insert(id, slot);
-            index.slots[slot] = Some(Slot::new(space, id, zone, boxes));
+            index.fill(slot, id, zone);
         }
         index.lay_out();
         index
@@ -175,7 +162,11 @@ impl ZoneIndex {
             .iter()
             .enumerate()
             .filter_map(|(i, s)| s.as_ref().map(|s| (i, s)))
-            .flat_map(|(i, s)| s.boxes.iter().map(move |r| (*r, slot_u32(i))))
+            .flat_map(|(i, s)| {
+                zone_boxes(self.space, &s.zone)
+                    .into_iter()
+                    .map(move |r| (r, slot_u32(i)))
+            })
             .collect();
         let grid = match self.kind {
             IndexKind::Tree => None,
@@ -237,9 +228,7 @@ impl ZoneIndex {
         }
         self.held += boxes.len();
         self.by_id.insert(id, slot);
-        if let Some(s) = self.slots.get_mut(slot) {
-            *s = Some(Slot::new(self.space, id, zone, boxes));
-        }
+        self.fill(slot, id, zone);
         let grown = self.held >= 2 * self.laid_out + 16;
         let strayed = 2 * self.strays > self.held + 64;
         if (grown && self.kind != IndexKind::Tree) || strayed {
@@ -252,18 +241,44 @@ impl ZoneIndex {
     pub(crate) fn remove(&mut self, id: usize) -> Option<Zone> {
         let slot = self.by_id.remove(&id)?;
         let s = self.slots.get_mut(slot)?.take()?;
-        for r in &s.boxes {
+        if let Some(c) = self.centres.get_mut(slot) {
+            *c = None;
+        }
+        // The boxes it was inserted with: the same function of the same zone.
+        let boxes = zone_boxes(self.space, &s.zone);
+        for r in &boxes {
             match &mut self.boxes {
                 Boxes::Tree(tree) => tree.remove(r, slot_u32(slot)),
                 Boxes::Grid(grid) => grid.remove(r, slot_u32(slot)),
             }
         }
-        self.held -= s.boxes.len();
+        self.held -= boxes.len();
         self.free.push(slot);
         if self.kind != IndexKind::Tree && 2 * self.held + 16 <= self.laid_out {
             self.lay_out();
         }
         Some(s.zone)
+    }
+
+    /// Puts zone `zone` under `id` in slot `slot` (which exists), with its centre's
+    /// trigonometry on WGS84.
+    fn fill(&mut self, slot: usize, id: usize, zone: Zone) {
+        if let Some(centre) = zone.centre(self.space) {
+            if self.centres.len() <= slot {
+                self.centres.resize(slot + 1, None);
+            }
+            self.centres[slot] = Some(centre);
+        }
+        if let Some(s) = self.slots.get_mut(slot) {
+            *s = Some(Slot { id, zone });
+        }
+    }
+
+    /// Does the zone in `slot` contain the probe's point?
+    #[inline]
+    fn contains(&self, slot: usize, s: &Slot, probe: &mut Probe) -> bool {
+        let centre = self.centres.get(slot).and_then(Option::as_ref);
+        s.zone.contains_probe(self.space, probe, centre)
     }
 
     /// Replaces the zone with id `id` by `zone` (a moving zone re-centred), or adds it;
@@ -309,11 +324,14 @@ impl ZoneIndex {
                 prefetch(at);
                 prefetch(at.wrapping_add(64));
             }
+            if let Some(c) = self.centres.get(slot as usize) {
+                prefetch((c as *const Option<SpherePoint>).cast::<u8>());
+            }
         }
         let mut probe = Probe::new(p);
         for slot in hits {
             if let Some(Some(s)) = self.slots.get(slot as usize) {
-                if s.contains(space, &mut probe) {
+                if self.contains(slot as usize, s, &mut probe) {
                     out.push(s.id);
                 }
             }
@@ -327,12 +345,13 @@ impl ZoneIndex {
     /// What [`stab`](ZoneIndex::stab) returns, by testing every zone: the reference the
     /// index is checked and measured against.
     pub(crate) fn stab_linear(&self, p: Point, out: &mut Vec<usize>) {
-        let space = self.space;
         out.clear();
         let mut probe = Probe::new(p);
-        for s in self.slots.iter().flatten() {
-            if s.contains(space, &mut probe) {
-                out.push(s.id);
+        for (slot, s) in self.slots.iter().enumerate() {
+            if let Some(s) = s {
+                if self.contains(slot, s, &mut probe) {
+                    out.push(s.id);
+                }
             }
         }
         out.sort_unstable();

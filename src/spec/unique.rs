@@ -1,6 +1,7 @@
 //! `zones` and `events` read as maps that refuse a name given twice (serde's maps keep
 //! the last), and the message that names both lines.
 
+use std::collections::btree_map::Entry;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::marker::PhantomData;
@@ -42,14 +43,20 @@ impl<'de, V: Deserialize<'de>> Visitor<'de> for Unique<V> {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
         let mut out = BTreeMap::new();
         while let Some(name) = map.next_key::<String>()? {
-            if out.contains_key(&name) {
-                return Err(A::Error::custom(format!(
-                    "{DUPLICATE}{name:?} in {}",
-                    self.0
-                )));
+            // One lookup a name (a net may name a hundred thousand zones), and the
+            // error raised before the value is read, on the second entry's line.
+            match out.entry(name) {
+                Entry::Occupied(seen) => {
+                    return Err(A::Error::custom(format!(
+                        "{DUPLICATE}{:?} in {}",
+                        seen.key(),
+                        self.0
+                    )));
+                }
+                Entry::Vacant(slot) => {
+                    slot.insert(map.next_value()?);
+                }
             }
-            let value = map.next_value()?;
-            out.insert(name, value);
         }
         Ok(out)
     }
