@@ -1,13 +1,15 @@
 //! Zones read from GeoJSON files: each file read once (and hashed into the net's
 //! fingerprint), geometries, features and collections turned into polygons, a
-//! feature selected by a property's value.
+//! feature selected by a property's value (each file indexed once by each property
+//! zones pick by).
 
+use std::collections::HashMap;
 use std::io::Read;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use std::sync::Arc;
 
-use geojson::{Feature, GeoJson, Geometry, GeometryValue};
+use geojson::{Feature, FeatureCollection, GeoJson, Geometry, GeometryValue};
 
 use geo_types::Polygon;
 
@@ -16,8 +18,9 @@ use crate::event::Space;
 use crate::spec::Xy;
 
 impl Builder<'_> {
-    /// Reads and parses a GeoJSON file once; returns how to name it in messages.
-    pub(super) fn load(&mut self, path: &str) -> (String, Loaded) {
+    /// Reads and parses a GeoJSON file once; returns how to name it in messages, its
+    /// resolved path and what it holds.
+    pub(super) fn load(&mut self, path: &str) -> (String, PathBuf, Loaded) {
         let resolved = self.base.join(path);
         let shown = if resolved.as_path() == Path::new(path) {
             format!("GeoJSON file `{path}`")
@@ -25,7 +28,8 @@ impl Builder<'_> {
             format!("GeoJSON file `{path}` ({})", resolved.display())
         };
         if let Some(loaded) = self.files.get(&resolved) {
-            return (shown, loaded.clone());
+            let loaded = loaded.clone();
+            return (shown, resolved, loaded);
         }
         let supplied = self.supplied.iter().find(|(p, _)| *p == resolved);
         let text = match supplied {
@@ -40,13 +44,41 @@ impl Builder<'_> {
             self.read.push((resolved.clone(), text));
             parsed.map_err(|e| format!("not valid GeoJSON: {e}"))
         }));
-        self.files.insert(resolved, loaded.clone());
-        (shown, loaded)
+        self.files.insert(resolved.clone(), loaded.clone());
+        (shown, resolved, loaded)
+    }
+
+    /// The positions in `fc` (the collection of the file at `file`) of the features
+    /// whose `property` is `name`, in file order. The features are indexed by the
+    /// property's value at the first such question about the file and property, so
+    /// that a net of n zones picking from a file of m features costs n + m, not n × m.
+    fn features_named(
+        &mut self,
+        file: &Path,
+        property: &str,
+        fc: &FeatureCollection,
+        name: &str,
+    ) -> &[usize] {
+        let by_property = self.names.entry(file.to_path_buf()).or_default();
+        if !by_property.contains_key(property) {
+            let mut index: HashMap<String, Vec<usize>> = HashMap::new();
+            for (i, f) in fc.features.iter().enumerate() {
+                if let Some(v) = feature_name(f, property) {
+                    index.entry(v.to_owned()).or_default().push(i);
+                }
+            }
+            by_property.insert(property.to_owned(), index);
+        }
+        by_property
+            .get(property)
+            .and_then(|index| index.get(name))
+            .map_or(&[], Vec::as_slice)
     }
 
     /// The polygons a GeoJSON document gives a zone (see the module's docs).
     pub(super) fn polygons(
-        &self,
+        &mut self,
+        file: &Path,
         gj: &GeoJson,
         name: Option<&str>,
         property: &str,
@@ -73,13 +105,15 @@ impl Builder<'_> {
                 self.feature(f, 0, property, budget, &mut out)?;
             }
             GeoJson::FeatureCollection(fc) => {
-                let mut matched = 0;
-                for (i, f) in fc.features.iter().enumerate() {
-                    if name.is_some_and(|n| feature_name(f, property) != Some(n)) {
-                        continue;
+                let picked: Vec<usize> = match name {
+                    Some(n) => self.features_named(file, property, fc, n).to_vec(),
+                    None => (0..fc.features.len()).collect(),
+                };
+                let matched = picked.len();
+                for i in picked {
+                    if let Some(f) = fc.features.get(i) {
+                        self.feature(f, i, property, budget, &mut out)?;
                     }
-                    matched += 1;
-                    self.feature(f, i, property, budget, &mut out)?;
                 }
                 if matched == 0 {
                     return Err(match name {

@@ -117,6 +117,7 @@ pub(super) fn build<'a>(
             .map(Path::to_path_buf)
             .unwrap_or_default(),
         files: HashMap::new(),
+        names: HashMap::new(),
     };
     // (Reserved: a net of many zones is not copied from one doubling to the next.)
     let mut zones = Vec::with_capacity(spec.zones.len());
@@ -163,6 +164,9 @@ struct Builder<'d> {
     base: PathBuf,
     /// GeoJSON files read so far, by resolved path.
     files: HashMap<PathBuf, Loaded>,
+    /// For each file (resolved path) and property zones pick its features by, the
+    /// positions of the features by the property's value ([`Builder::features_named`]).
+    names: HashMap<PathBuf, HashMap<String, HashMap<String, Vec<usize>>>>,
 }
 
 /// Checks a coordinate pair.
@@ -357,14 +361,14 @@ impl Builder<'_> {
                 name,
                 property,
             } => {
-                let (shown, loaded) = self.load(path);
+                let (shown, file, loaded) = self.load(path);
                 let gj = loaded
                     .as_ref()
                     .as_ref()
                     .map_err(|e| format!("{shown}: {e}"))?;
                 let property = property.as_deref().unwrap_or("name");
                 let polys = self
-                    .polygons(gj, name.as_deref(), property, &mut budget)
+                    .polygons(&file, gj, name.as_deref(), property, &mut budget)
                     .map_err(|e| format!("{shown}: {e}"))?;
                 match <[Polygon<f64>; 1]>::try_from(polys) {
                     Ok([one]) => Shape::Polygon(one),

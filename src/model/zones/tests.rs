@@ -232,3 +232,87 @@ fn bad_ron_zones_are_errors_at_their_entries() {
         assert!(m.starts_with(w), "{m}\n  wanted {w}");
     }
 }
+
+/// Zones picking their features from one large file by name, and by another property
+/// of the same file, each get exactly the features with that value, in file order
+/// (the file is indexed by each property once, not scanned for each zone).
+#[test]
+fn many_zones_pick_features_from_one_file() {
+    let n = 3000;
+    let square = |i: usize| {
+        let x = i as f64;
+        format!("[[[{x},0],[{x}.5,0],[{x}.5,0.5],[{x},0.5],[{x},0]]]")
+    };
+    let mut features: Vec<String> = (0..n)
+        .map(|i| {
+            format!(
+                r#"{{"type":"Feature","properties":{{"name":"f{i}","id":"{}"}},"geometry":{{"type":"Polygon","coordinates":{}}}}}"#,
+                n - 1 - i,
+                square(i)
+            )
+        })
+        .collect();
+    // A second feature named `f7` (the zone is both), one with no name.
+    features.push(format!(
+        r#"{{"type":"Feature","properties":{{"name":"f7"}},"geometry":{{"type":"Polygon","coordinates":{}}}}}"#,
+        square(n + 10)
+    ));
+    features.push(format!(
+        r#"{{"type":"Feature","properties":{{}},"geometry":{{"type":"Polygon","coordinates":{}}}}}"#,
+        square(n + 20)
+    ));
+    let text = format!(
+        r#"{{"type":"FeatureCollection","features":[{}]}}"#,
+        features.join(",")
+    );
+    let file = format!("{DATA}/net.ron");
+    let supplied = [(
+        std::path::PathBuf::from(format!("{DATA}/many.geojson")),
+        std::sync::Arc::<str>::from(text),
+    )];
+    let mut zones: Vec<String> = (0..n)
+        .step_by(3)
+        .map(|i| format!(r#"        "z{i}": GeoJson(path: "many.geojson", name: "f{i}"),"#))
+        .collect();
+    zones.push(
+        r#"        "byid": GeoJson(path: "many.geojson", name: "5", property: "id"),"#.into(),
+    );
+    let src = net("Planar", &zones.join("\n"));
+    let m = Model::load(&file, src.into(), &supplied).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(m.zones.len(), n / 3 + 1);
+    let s = m.space;
+    for z in &m.zones {
+        let Some(i) = z
+            .name
+            .strip_prefix('z')
+            .and_then(|i| i.parse::<usize>().ok())
+        else {
+            // `byid`: id "5" is the feature at position n - 1 - 5.
+            assert_eq!(&*z.name, "byid");
+            let x = (n - 6) as f64;
+            assert!(z.contains(s, pt(x + 0.25, 0.25)));
+            assert!(!z.contains(s, pt(5.25, 0.25)));
+            continue;
+        };
+        let x = i as f64;
+        assert!(z.contains(s, pt(x + 0.25, 0.25)), "{}", z.name);
+        assert!(!z.contains(s, pt(x + 1.25, 0.25)), "{}", z.name);
+        if i == 7 {
+            let far = (n + 10) as f64;
+            assert!(matches!(z.shape, Shape::MultiPolygon(ref mp) if mp.0.len() == 2));
+            assert!(z.contains(s, pt(far + 0.25, 0.25)));
+        } else {
+            assert!(matches!(z.shape, Shape::Polygon(_)), "{}", z.name);
+        }
+    }
+    // A name no feature has is still an error naming some of those there are.
+    let src = net(
+        "Planar",
+        r#"        "nope": GeoJson(path: "many.geojson", name: "f99999"),"#,
+    );
+    let e = match Model::load(&file, src.into(), &supplied) {
+        Ok(_) => panic!("a missing feature name was accepted"),
+        Err(e) => e.to_string(),
+    };
+    assert!(e.contains("no feature has `name` = \"f99999\""), "{e}");
+}
