@@ -6,6 +6,7 @@
 //! `crate::event::{Point, Space}`).
 
 mod bounds;
+mod boxes;
 mod boxtree;
 mod crossing;
 mod direction;
@@ -24,6 +25,7 @@ mod stab_tests;
 #[cfg(test)]
 mod tests;
 
+pub(crate) use boxes::{BoxIndex, IndexKind};
 pub(crate) use crossing::self_crossing;
 pub(crate) use direction::{Dir, RelSet};
 pub(crate) use geoline::MAX_SEGMENT_M;
@@ -33,7 +35,5 @@ pub(crate) use metric::{
     distance, floor_to_i64, geodesic_distance, on_sphere, within_distance, EARTH_R, WGS84_A,
     WGS84_E2,
 };
-#[cfg(any(test, feature = "bench"))]
-pub(crate) use stab::IndexKind;
 pub(crate) use stab::ZoneIndex;
 pub(crate) use zone::{Shape, Zone};

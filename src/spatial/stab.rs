@@ -4,25 +4,19 @@
 //! filter, so the answer equals a scan of every zone. A zone may own several boxes
 //! (one on each side of the antimeridian, one per segment of a widened line on WGS84).
 //!
-//! **Which structure.** The grid when its rule accepts the boxes ([`Grid::new`]: some
-//! boxes, whose median size is a number, at most an eighth of them covering more than
-//! 32 cells), the R*-tree otherwise (no zones, or sizes too uneven for one cell size).
-//! The grid stabs in O(1) whatever the number of zones (one cell, a short list); the
-//! tree in O(log n), each level a cache miss once the zones outgrow the cache.
-//!
-//! Zones can be inserted, removed and replaced in place, so a zone that moves with a
-//! tracked object is re-centred with [`ZoneIndex::update`] at the cost of one removal
-//! and one insertion: O(cells covered) in the grid, O(log n) in the tree. The boxes
-//! are laid out again, and the structure chosen again, when their number has doubled
-//! or halved, or when half of them were inserted where the grid holds them badly.
+//! The boxes are held in a [`BoxIndex`] (a grid, or an R*-tree for sizes too uneven
+//! for one cell size). Zones can be inserted, removed and replaced in place, so a
+//! zone that moves with a tracked object is re-centred with [`ZoneIndex::update`] at
+//! the cost of one removal and one insertion: O(cells covered) in the grid, O(log n)
+//! in the tree. The boxes are laid out again when [`BoxIndex::worn`] says so.
 
 use geo_types::Rect;
 use rustc_hash::FxHashMap;
 use smallvec::SmallVec;
 
 use super::bounds::equivalent_lons;
-use super::boxtree::{key, slot_u32, BoxTree};
-use super::grid::Grid;
+use super::boxes::{BoxIndex, IndexKind};
+use super::boxtree::slot_u32;
 use super::metric::SpherePoint;
 use super::zone::{valid_point, Probe, Zone};
 use crate::event::{Point, Space};
@@ -40,44 +34,18 @@ struct Slot {
 /// A zone's boxes.
 type ZoneBoxes = SmallVec<[Rect<f64>; 1]>;
 
-/// Which structure holds the zones' boxes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum IndexKind {
-    /// The grid when its rule says so ([`Grid::new`]), else the R*-tree.
-    Auto,
-    /// Always the R*-tree.
-    Tree,
-    /// The grid (large boxes in its R*-tree beside it) whenever one can be laid out
-    /// (some boxes, sizes that are numbers).
-    #[cfg_attr(not(test), allow(dead_code))] // for tests
-    Grid,
-}
-
-/// The boxes of every zone, under their slots.
-#[derive(Clone, Debug)]
-enum Boxes {
-    Tree(BoxTree),
-    Grid(Box<Grid>),
-}
-
 /// A set of zones, each under a caller's id (such as `model::ZoneId`), indexed for
 /// stabbing: [`stab`](ZoneIndex::stab) returns every zone that contains a point.
 #[derive(Clone)]
 pub(crate) struct ZoneIndex {
     space: Space,
-    kind: IndexKind,
-    boxes: Boxes,
+    boxes: BoxIndex,
     slots: Vec<Option<Slot>>,
     /// On WGS84, the trigonometry of each slot's zone centre (for its distance tests),
     /// beside `slots`; empty on the plane.
     centres: Vec<Option<SpherePoint>>,
     free: Vec<usize>,
     by_id: FxHashMap<usize, usize>,
-    /// Boxes held, and held when the boxes were last laid out.
-    held: usize,
-    laid_out: usize,
-    /// Boxes inserted since then that the grid holds badly (large, or past its extent).
-    strays: usize,
 }
 
 impl std::fmt::Debug for ZoneIndex {
@@ -85,8 +53,8 @@ impl std::fmt::Debug for ZoneIndex {
         f.debug_struct("ZoneIndex")
             .field("space", &self.space)
             .field("zones", &self.by_id.len())
-            .field("boxes", &self.held)
-            .field("grid", &matches!(self.boxes, Boxes::Grid(_)))
+            .field("boxes", &self.boxes.len())
+            .field("grid", &self.boxes.is_grid())
             .finish()
     }
 }
@@ -125,15 +93,11 @@ impl ZoneIndex {
     ) -> ZoneIndex {
         let mut index = ZoneIndex {
             space,
-            kind,
-            boxes: Boxes::Tree(BoxTree::default()),
+            boxes: BoxIndex::new(&[], kind),
             slots: Vec::new(),
             centres: Vec::new(),
             free: Vec::new(),
             by_id: FxHashMap::default(),
-            held: 0,
-            laid_out: 0,
-            strays: 0,
         };
         let zones = zones.into_iter();
         // (Reserved: a list of many zones is not copied from one doubling to the next.)
@@ -168,24 +132,13 @@ impl ZoneIndex {
                     .map(move |r| (r, slot_u32(i)))
             })
             .collect();
-        let grid = match self.kind {
-            IndexKind::Tree => None,
-            IndexKind::Auto => Grid::new(&boxes, false),
-            IndexKind::Grid => Grid::new(&boxes, true),
-        };
-        self.boxes = match grid {
-            Some(grid) => Boxes::Grid(Box::new(grid)),
-            None => Boxes::Tree(BoxTree::new(boxes.iter().map(|(r, s)| (r, *s)))),
-        };
-        self.held = boxes.len();
-        self.laid_out = boxes.len();
-        self.strays = 0;
+        self.boxes.lay_out(&boxes);
     }
 
     /// Is the index a grid (else an R*-tree)?
     #[cfg_attr(not(test), allow(dead_code))] // for tests and benches/zones.rs
     pub(crate) fn is_grid(&self) -> bool {
-        matches!(self.boxes, Boxes::Grid(_))
+        self.boxes.is_grid()
     }
 
     /// How many zones the index holds.
@@ -216,22 +169,11 @@ impl ZoneIndex {
             }
         };
         for r in &boxes {
-            match &mut self.boxes {
-                Boxes::Tree(tree) => tree.insert(r, slot_u32(slot)),
-                Boxes::Grid(grid) => {
-                    if !grid.fits(r) {
-                        self.strays += 1;
-                    }
-                    grid.insert(r, slot_u32(slot));
-                }
-            }
+            self.boxes.insert(r, slot_u32(slot));
         }
-        self.held += boxes.len();
         self.by_id.insert(id, slot);
         self.fill(slot, id, zone);
-        let grown = self.held >= 2 * self.laid_out + 16;
-        let strayed = 2 * self.strays > self.held + 64;
-        if (grown && self.kind != IndexKind::Tree) || strayed {
+        if self.boxes.worn() {
             self.lay_out();
         }
         old
@@ -247,14 +189,10 @@ impl ZoneIndex {
         // The boxes it was inserted with: the same function of the same zone.
         let boxes = zone_boxes(self.space, &s.zone);
         for r in &boxes {
-            match &mut self.boxes {
-                Boxes::Tree(tree) => tree.remove(r, slot_u32(slot)),
-                Boxes::Grid(grid) => grid.remove(r, slot_u32(slot)),
-            }
+            self.boxes.remove(r, slot_u32(slot));
         }
-        self.held -= boxes.len();
         self.free.push(slot);
-        if self.kind != IndexKind::Tree && 2 * self.held + 16 <= self.laid_out {
+        if self.boxes.worn() {
             self.lay_out();
         }
         Some(s.zone)
@@ -301,12 +239,8 @@ impl ZoneIndex {
         // from memory together (prefetched), not one after the other.
         let mut hits: SmallVec<[u32; 16]> = SmallVec::new();
         let mut visit = |x: f64| {
-            let at = Point { x, y: p.y };
-            let hit = |slot: u32| hits.push(slot);
-            match &self.boxes {
-                Boxes::Tree(tree) => tree.stab(&key(x, p.y), hit),
-                Boxes::Grid(grid) => grid.stab(at, &key(x, p.y), hit),
-            }
+            self.boxes
+                .stab(Point { x, y: p.y }, |slot: u32| hits.push(slot));
         };
         match space {
             Space::Planar => visit(p.x),

@@ -1,8 +1,10 @@
-//! The zones of one `Inside` state, indexed for its margin: an R*-tree of the
-//! zones' boxes, each padded by the margin, so that an occurrence is tested only
-//! against the zones it may be inside by the margin or near. A zone whose padded box
-//! does not hold the occurrence is farther than the margin from it: outside by the
-//! margin, which is what a test of that zone would say.
+//! The zones of one `Inside` state, indexed for its margin: the zones' boxes, each
+//! padded by the margin, in a [`BoxIndex`] (the grid of the zone index, or its
+//! R*-tree), so that an occurrence is tested only against the zones it may be inside
+//! by the margin or near. A zone whose padded box does not hold the occurrence is
+//! farther than the margin from it: outside by the margin, which is what a test of
+//! that zone would say (the index may return boxes near the point as well: their
+//! zones are tested, and say the same).
 //!
 //! The boxes are the zone R*-tree's own ([`Zone::boxes`]: never too small, on WGS84
 //! too), padded by the margin in the net's units: planar units, or on WGS84 the
@@ -11,14 +13,13 @@
 //! would reach a pole or the antimeridian is tested at every occurrence, and every
 //! zone is at a longitude outside (-180, 180).
 
-use rstar::primitives::{GeomWithData, Rectangle};
-use rstar::RTree;
+use geo_types::Rect;
 
 use crate::event::{Point, Space};
-use crate::spatial::{side, Side, Zone};
+use crate::spatial::{side, BoxIndex, IndexKind, Side, Zone};
 
-/// A padded box of one zone, under the zone's place in [`NearZones::zones`].
-type Leaf = GeomWithData<Rectangle<[f64; 2]>, usize>;
+/// A zone's boxes, padded by the margin.
+type Padded = Vec<Rect<f64>>;
 
 /// The zones of an `Inside`, where they are now (moving zones move), indexed for
 /// its margin.
@@ -26,10 +27,10 @@ type Leaf = GeomWithData<Rectangle<[f64; 2]>, usize>;
 pub(crate) struct NearZones {
     space: Space,
     margin: f64,
-    /// Each zone under its id, and its padded boxes in `tree` (`None`: tested at
-    /// every occurrence).
-    zones: Vec<(usize, Zone, Option<Vec<Leaf>>)>,
-    tree: RTree<Leaf>,
+    /// Each zone under its id, and its padded boxes in `index`, each under the zone's
+    /// place here (`None`: tested at every occurrence).
+    zones: Vec<(usize, Zone, Option<Padded>)>,
+    index: BoxIndex,
     /// The zones tested at every occurrence.
     always: Vec<usize>,
 }
@@ -41,20 +42,32 @@ impl NearZones {
             space,
             margin,
             zones: Vec::with_capacity(zones.len()),
-            tree: RTree::new(),
+            index: BoxIndex::new(&[], IndexKind::Auto),
             always: Vec::new(),
         };
-        let mut leaves = Vec::new();
         for (i, (id, zone)) in zones.into_iter().enumerate() {
-            let boxes = near.padded(i, &zone);
-            match &boxes {
-                Some(b) => leaves.extend(b.iter().copied()),
-                None => near.always.push(i),
+            let boxes = near.padded(&zone);
+            if boxes.is_none() {
+                near.always.push(i);
             }
             near.zones.push((id, zone, boxes));
         }
-        near.tree = RTree::bulk_load(leaves);
+        near.lay_out();
         near
+    }
+
+    /// Lays every padded box out again in the index.
+    fn lay_out(&mut self) {
+        let boxes: Vec<(Rect<f64>, u32)> = self
+            .zones
+            .iter()
+            .enumerate()
+            .flat_map(|(i, (_, _, b))| {
+                let i = u32::try_from(i).unwrap_or(u32::MAX);
+                b.iter().flatten().map(move |r| (*r, i))
+            })
+            .collect();
+        self.index.lay_out(&boxes);
     }
 
     /// The zone `z`, if the state reads it.
@@ -70,23 +83,27 @@ impl NearZones {
         let Some(i) = self.zones.iter().position(|(id, ..)| *id == z) else {
             return;
         };
+        let place = u32::try_from(i).unwrap_or(u32::MAX);
         if let Some(old) = self.zones[i].2.take() {
-            for leaf in &old {
-                self.tree.remove(leaf);
+            for r in &old {
+                self.index.remove(r, place);
             }
         } else {
             self.always.retain(|&j| j != i);
         }
-        let boxes = self.padded(i, zone);
+        let boxes = self.padded(zone);
         match &boxes {
             Some(b) => {
-                for leaf in b {
-                    self.tree.insert(*leaf);
+                for r in b {
+                    self.index.insert(r, place);
                 }
             }
             None => self.always.push(i),
         }
         self.zones[i] = (z, zone.clone(), boxes);
+        if self.index.worn() {
+            self.lay_out();
+        }
     }
 
     /// Is `p` inside some zone by the margin (`Some(true)`), outside every zone by
@@ -111,19 +128,25 @@ impl NearZones {
                 return Some(true);
             }
             // A zone with several boxes holding `p` is tested once for each: the
-            // answer is the same.
-            for leaf in self.tree.locate_all_at_point(&[p.x, p.y]) {
-                if test(&self.zones[leaf.data].1) {
-                    return Some(true);
+            // answer is the same. (No box holds a point that is not a number.)
+            let mut hits: smallvec::SmallVec<[u32; 8]> = smallvec::SmallVec::new();
+            if !(p.x.is_nan() || p.y.is_nan()) {
+                self.index.stab(p, |i| hits.push(i));
+            }
+            for i in hits {
+                if let Some((_, zone, _)) = self.zones.get(i as usize) {
+                    if test(zone) {
+                        return Some(true);
+                    }
                 }
             }
         }
         all_out.then_some(false)
     }
 
-    /// The boxes of zone `zone` (at place `i`) padded by the margin, or `None` when
-    /// it is to be tested at every occurrence.
-    fn padded(&self, i: usize, zone: &Zone) -> Option<Vec<Leaf>> {
+    /// The boxes of zone `zone` padded by the margin, or `None` when it is to be
+    /// tested at every occurrence.
+    fn padded(&self, zone: &Zone) -> Option<Padded> {
         let mut boxes = Vec::new();
         zone.boxes(self.space, &mut boxes);
         let mut out = Vec::with_capacity(boxes.len());
@@ -154,10 +177,7 @@ impl NearZones {
             if ![lo.x, lo.y, hi.x, hi.y].iter().all(|v| v.is_finite()) {
                 return None;
             }
-            out.push(GeomWithData::new(
-                Rectangle::from_corners([lo.x, lo.y], [hi.x, hi.y]),
-                i,
-            ));
+            out.push(Rect::new(lo, hi));
         }
         Some(out)
     }
@@ -179,4 +199,101 @@ fn degrees(lat_lo: f64, lat_hi: f64, len: f64) -> Option<(f64, f64)> {
     }
     let dlon = (len / (A * top.to_radians().cos())).to_degrees() + 1e-9;
     Some((dlon, dlat))
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::spatial::Shape;
+
+    /// What the index must answer: every zone tested.
+    fn scan(zones: &[Zone], space: Space, p: Point, margin: f64) -> Option<bool> {
+        let mut all_out = true;
+        for z in zones {
+            match side(z, space, p, margin) {
+                Side::Inside => return Some(true),
+                Side::Outside => {}
+                Side::Near => all_out = false,
+            }
+        }
+        all_out.then_some(false)
+    }
+
+    fn zone(i: usize, kind: u8, x: f64, y: f64, r: f64) -> Zone {
+        let center = Point { x, y };
+        let shape = match kind % 3 {
+            0 => Shape::Circle { center, radius: r },
+            1 => Shape::Rect(Rect::new(center, Point { x: x + r, y: y + r })),
+            _ => Shape::Sector {
+                center,
+                radius: r,
+                from_deg: 30.0,
+                to_deg: 200.0,
+            },
+        };
+        Zone {
+            name: format!("z{i}").into(),
+            shape,
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+
+        /// The verdict through the index (grid or tree, as the boxes choose) equals a
+        /// scan of every zone, on the plane and on WGS84, before and after zones move
+        /// (enough moves far away to lay the boxes out again).
+        #[test]
+        fn verdict_equals_a_scan(
+            wgs84 in any::<bool>(),
+            specs in prop::collection::vec((any::<u8>(), 0.0..1.0f64, 0.0..1.0f64, 0.01..0.2f64), 1..60),
+            margin in 0.0..0.05f64,
+            moves in prop::collection::vec((any::<prop::sample::Index>(), 0.0..1.0f64, 0.0..1.0f64), 0..80),
+            points in prop::collection::vec((-0.1..1.1f64, -0.1..1.1f64), 1..40),
+        ) {
+            let space = if wgs84 { Space::Wgs84 } else { Space::Planar };
+            // On WGS84 the unit square is 0.05° (about 5 km) near (10°, 50°), and radii
+            // (10–200 m) and margins (up to 50 m) are in metres.
+            let scale = if wgs84 { 0.05 } else { 1.0 };
+            let at = |x: f64, y: f64| if wgs84 { (10.0 + x * scale, 50.0 + y * scale) } else { (x, y) };
+            let margin = if wgs84 { margin * 1000.0 } else { margin };
+            let mut zones: Vec<Zone> = specs
+                .iter()
+                .enumerate()
+                .map(|(i, &(k, x, y, r))| {
+                    let (x, y) = at(x, y);
+                    let r = if wgs84 && k % 3 != 1 { r * 1000.0 } else { r * scale };
+                    zone(i, k, x, y, r)
+                })
+                .collect();
+            let ids: Vec<(usize, Zone)> = zones.iter().cloned().enumerate().map(|(i, z)| (i * 7, z)).collect();
+            let mut near = NearZones::new(space, ids, margin);
+            let check = |near: &NearZones, zones: &[Zone]| {
+                for &(x, y) in &points {
+                    let (x, y) = at(x, y);
+                    let p = Point { x, y };
+                    prop_assert_eq!(near.verdict(p), scan(zones, space, p, margin), "{:?}", p);
+                }
+                Ok(())
+            };
+            check(&near, &zones)?;
+            for (which, x, y) in moves {
+                let i = which.index(zones.len());
+                let (x, y) = at(x, y);
+                let moved = match &zones[i].shape {
+                    Shape::Circle { radius, .. } => Shape::Circle { center: Point { x, y }, radius: *radius },
+                    Shape::Rect(r) => Shape::Rect(Rect::new(Point { x, y }, Point { x: x + r.width(), y: y + r.height() })),
+                    Shape::Sector { radius, from_deg, to_deg, .. } => Shape::Sector {
+                        center: Point { x, y }, radius: *radius, from_deg: *from_deg, to_deg: *to_deg,
+                    },
+                    other => other.clone(),
+                };
+                zones[i].shape = moved;
+                near.update(i * 7, &zones[i]);
+            }
+            check(&near, &zones)?;
+        }
+    }
 }
