@@ -201,11 +201,19 @@ impl ZoneIndex {
     /// Puts zone `zone` under `id` in slot `slot` (which exists), with its centre's
     /// trigonometry on WGS84.
     fn fill(&mut self, slot: usize, id: usize, zone: Zone) {
-        if let Some(centre) = zone.centre(self.space) {
-            if self.centres.len() <= slot {
-                self.centres.resize(slot + 1, None);
+        match zone.centre(self.space) {
+            Some(centre) => {
+                if self.centres.len() <= slot {
+                    self.centres.resize(slot + 1, None);
+                }
+                self.centres[slot] = Some(centre);
             }
-            self.centres[slot] = Some(centre);
+            // (A repeated id may put a zone without one where one with one was.)
+            None => {
+                if let Some(c) = self.centres.get_mut(slot) {
+                    *c = None;
+                }
+            }
         }
         if let Some(s) = self.slots.get_mut(slot) {
             *s = Some(Slot { id, zone });
