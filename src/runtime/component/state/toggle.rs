@@ -91,6 +91,13 @@ impl Toggle {
 
     /// One step's occurrences.
     pub(crate) fn fire_step(&mut self, inbox: &[(usize, Token)], cx: &mut Cx<'_>) {
+        // While the state holds for no key value, a step none of whose occurrences
+        // makes it true changes nothing: it ends before any key value is read (an
+        // `Inside` whose zones are all far from the step's reports, as most are in a
+        // net of many). Otherwise the verdicts are taken by key value below.
+        if self.holds.len() == 0 && !inbox.iter().any(|(r, t)| self.verdict(*r, t) == Some(true)) {
+            return;
+        }
         let key = &self.key;
         let groups = by_key(inbox.iter().map(|(r, t)| (*r, t)), |t| key_value(key, t));
         for (k, toks) in groups {
