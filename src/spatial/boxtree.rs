@@ -81,7 +81,7 @@ pub(super) fn rounded(r: &Rect<f64>) -> [f32; 4] {
 
 /// A slot number as boxes keep it (an index holds fewer than 2³² zones; past that the
 /// number names none, and the zone is never found).
-pub(super) fn slot_u32(slot: usize) -> u32 {
+pub(crate) fn slot_u32(slot: usize) -> u32 {
     u32::try_from(slot).unwrap_or(u32::MAX)
 }
 

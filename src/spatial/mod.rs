@@ -26,6 +26,7 @@ mod stab_tests;
 mod tests;
 
 pub(crate) use boxes::{BoxIndex, IndexKind};
+pub(crate) use boxtree::slot_u32;
 pub(crate) use crossing::self_crossing;
 pub(crate) use direction::{Dir, RelSet};
 pub(crate) use geoline::MAX_SEGMENT_M;

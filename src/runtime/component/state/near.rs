@@ -16,7 +16,7 @@
 use geo_types::Rect;
 
 use crate::event::{Point, Space};
-use crate::spatial::{side, BoxIndex, IndexKind, Side, Zone};
+use crate::spatial::{side, slot_u32, BoxIndex, IndexKind, Side, Zone};
 
 /// A zone's boxes, padded by the margin.
 type Padded = Vec<Rect<f64>>;
@@ -63,7 +63,7 @@ impl NearZones {
             .iter()
             .enumerate()
             .flat_map(|(i, (_, _, b))| {
-                let i = u32::try_from(i).unwrap_or(u32::MAX);
+                let i = slot_u32(i);
                 b.iter().flatten().map(move |r| (*r, i))
             })
             .collect();
@@ -83,7 +83,7 @@ impl NearZones {
         let Some(i) = self.zones.iter().position(|(id, ..)| *id == z) else {
             return;
         };
-        let place = u32::try_from(i).unwrap_or(u32::MAX);
+        let place = slot_u32(i);
         if let Some(old) = self.zones[i].2.take() {
             for r in &old {
                 self.index.remove(r, place);
