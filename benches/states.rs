@@ -7,7 +7,10 @@
 //! - `states/push/net=close/objects=N/events=1e6`: `Close` (500 m, 5 minutes) over N =
 //!   1,000 and 10,000 objects at the same density (about five others within 500 m of
 //!   each), the area growing with N: the cost per event must not grow with the
-//!   objects far away.
+//!   objects far away;
+//! - `states/push/net=close/objects=N/reports=100`: the same over N = 1,000, 10,000
+//!   and 100,000 objects each reporting 100 times (N × 100 events), so that every N
+//!   has the same history per object and the same detections per event.
 //!
 //! Run with `benches/run.sh --bench states` to measure the build `ccpn-run` ships
 //! (no unwinding); `cargo bench --bench states` builds with unwinding.
@@ -30,6 +33,8 @@ use ccpn::{Detector, DetectorOptions, Event, Net};
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 const EVENTS: usize = 1_000_000;
+/// Reports per object in the `Close` series of one history per object.
+const REPORTS: usize = 100;
 
 /// The heavy net's 1,000 zones: 100 × 100 squares, one in each cell of a 32 × 32
 /// grid of 312.5-unit cells over a 10,000 square (the first 1,000 cells).
@@ -185,6 +190,24 @@ fn push(c: &mut Criterion) {
         let dt = 10.0 / objects as f64;
         let evs = events(&close, &stream(objects, side, 4.0e5, 50.0, dt, EVENTS));
         let name = format!("push/net=close/objects={objects}/events=1e6");
+        bench(&mut g, &name, &close, &evs);
+    }
+    g.finish();
+    // The same density and the same history per object (100 reports, 1,000 s): the
+    // far objects add their own reports and nothing else, so the cost per event and
+    // the detections per event are alike for every N, and any growth of the cost with
+    // N is what the objects far away cost.
+    let mut g = c.benchmark_group("states");
+    g.sample_size(10);
+    for objects in [1_000, 10_000, 100_000] {
+        let side = (objects as f64 * std::f64::consts::PI * 500.0 * 500.0 / 5.0).sqrt();
+        let n = objects * REPORTS;
+        g.throughput(Throughput::Elements(n as u64));
+        let evs = events(
+            &close,
+            &stream(objects, side, 4.0e5, 50.0, 10.0 / objects as f64, n),
+        );
+        let name = format!("push/net=close/objects={objects}/reports={REPORTS}");
         bench(&mut g, &name, &close, &evs);
     }
     g.finish();

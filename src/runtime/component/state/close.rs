@@ -19,7 +19,7 @@ use crate::event::{Point, Space, Timestamp};
 use crate::model::Attr;
 use crate::runtime::component::Cx;
 use crate::runtime::token::{KeyVal, Since, StateKeyVal, Token};
-use crate::spatial::{distance, floor_to_i64, on_sphere};
+use crate::spatial::{floor_to_i64, on_sphere, within_distance};
 
 type Cell = (i64, i64, i64);
 
@@ -202,23 +202,26 @@ impl Close {
         // The pairs that change: with the values near y (only they can be close),
         // and with those far away that v holds a pair with (which end).
         let mut changed: SmallVec<[(u32, bool); 8]> = SmallVec::new();
+        // The cells around y are looked up first and read after, so that the look-ups
+        // (each a cache miss among many objects) are in flight together.
+        let mut around: SmallVec<[&[Latest]; 27]> = SmallVec::new();
         for i in -1..=1 {
             for j in -1..=1 {
                 for k in -dz..=dz {
-                    let Some(entries) = self.cells.get(&(c.0 + i, c.1 + j, c.2 + k)) else {
-                        continue;
-                    };
-                    for x in entries {
-                        if Some(x.value) == me {
-                            continue;
-                        }
-                        let close = y.end.since(x.end).abs() <= self.within
-                            && distance(space, p, x.at) <= self.max;
-                        if close != holds(x.value) {
-                            changed.push((x.value, close));
-                        }
+                    if let Some(entries) = self.cells.get(&(c.0 + i, c.1 + j, c.2 + k)) {
+                        around.push(entries);
                     }
                 }
+            }
+        }
+        for x in around.into_iter().flatten() {
+            if Some(x.value) == me {
+                continue;
+            }
+            let close = y.end.since(x.end).abs() <= self.within
+                && within_distance(space, p, x.at, self.max);
+            if close != holds(x.value) {
+                changed.push((x.value, close));
             }
         }
         for &u in mine.into_iter().flatten() {
