@@ -184,33 +184,37 @@ fn push(c: &mut Criterion) {
     bench(&mut g, "push/net=heavy/keys=1e4/events=1e6", &heavy, &evs);
     let close = close_net();
     for objects in [1_000, 10_000] {
-        // About five others within 500 m: one object per π·500²/5 m², in a square
-        // far from the origin (as projected coordinates are).
-        let side = (objects as f64 * std::f64::consts::PI * 500.0 * 500.0 / 5.0).sqrt();
         let dt = 10.0 / objects as f64;
-        let evs = events(&close, &stream(objects, side, 4.0e5, 50.0, dt, EVENTS));
+        let evs = events(
+            &close,
+            &stream(objects, close_side(objects), 4.0e5, 50.0, dt, EVENTS),
+        );
         let name = format!("push/net=close/objects={objects}/events=1e6");
         bench(&mut g, &name, &close, &evs);
     }
-    g.finish();
     // The same density and the same history per object (100 reports, 1,000 s): the
     // far objects add their own reports and nothing else, so the cost per event and
     // the detections per event are alike for every N, and any growth of the cost with
     // N is what the objects far away cost.
-    let mut g = c.benchmark_group("states");
-    g.sample_size(10);
     for objects in [1_000, 10_000, 100_000] {
-        let side = (objects as f64 * std::f64::consts::PI * 500.0 * 500.0 / 5.0).sqrt();
         let n = objects * REPORTS;
         g.throughput(Throughput::Elements(n as u64));
+        let dt = 10.0 / objects as f64;
         let evs = events(
             &close,
-            &stream(objects, side, 4.0e5, 50.0, 10.0 / objects as f64, n),
+            &stream(objects, close_side(objects), 4.0e5, 50.0, dt, n),
         );
         let name = format!("push/net=close/objects={objects}/reports={REPORTS}");
         bench(&mut g, &name, &close, &evs);
     }
     g.finish();
+}
+
+/// The side of the square `objects` objects fill with about five others within 500 m
+/// of each (one object per π·500²/5 m²); the square lies far from the origin, as
+/// projected coordinates do.
+fn close_side(objects: usize) -> f64 {
+    (objects as f64 * std::f64::consts::PI * 500.0 * 500.0 / 5.0).sqrt()
 }
 
 criterion_group!(benches, push);
