@@ -214,23 +214,35 @@ impl Close {
                 }
             }
         }
-        for x in around.into_iter().flatten() {
+        // The partners met among the values near y: a partner's latest occurrence is
+        // filed in its cell, so a partner met here is next to y and one not met is far
+        // (or has none), and only those not met need their own entries read.
+        let mut met = 0;
+        for x in around.iter().copied().flatten() {
             if Some(x.value) == me {
                 continue;
             }
+            let held = holds(x.value);
+            met += usize::from(held);
             let close = y.end.since(x.end).abs() <= self.within
                 && within_distance(space, p, x.at, self.max);
-            if close != holds(x.value) {
+            if close != held {
                 changed.push((x.value, close));
             }
         }
-        for &u in mine.into_iter().flatten() {
-            if let Some((d, _)) = &self.values.get(u).latest {
-                if !Self::next_to(c, *d) {
+        if mine.is_some_and(|s| s.len() > met) {
+            let near = |u: u32| around.iter().copied().flatten().any(|x| x.value == u);
+            for &u in mine.into_iter().flatten() {
+                if near(u) {
+                    continue;
+                }
+                if let Some((d, _)) = &self.values.get(u).latest {
+                    debug_assert!(!Self::next_to(c, *d), "a value near y is in its cells");
                     changed.push((u, false));
                 }
             }
         }
+        drop(around);
         // Transitions in the order of the other values' latest occurrences' ids.
         let keys = &self.values;
         changed.sort_by(|a, b| {
