@@ -143,7 +143,7 @@ fn corners(r: &geo_types::Rect<f64>) -> [Point; 4] {
 fn ring_near(space: Space, p: Point, pts: &[Point], margin: f64) -> bool {
     let n = pts.len();
     match space {
-        Space::Planar => (0..n).any(|i| segment_distance(p, pts[i], pts[(i + 1) % n]).0 < margin),
+        Space::Planar => (0..n).any(|i| segment_near(p, pts[i], pts[(i + 1) % n], margin)),
         Space::Wgs84 => {
             let frame = Tangent::at(p);
             let Some(&last) = pts.last() else {
@@ -156,7 +156,7 @@ fn ring_near(space: Space, p: Point, pts: &[Point], margin: f64) -> bool {
                 let (a, la) = prev;
                 let lb = frame.local(b);
                 prev = (b, lb);
-                framed_edge_distance(p, (a, la), (b, lb), margin) < margin
+                framed_edge_near(p, (a, la), (b, lb), margin)
             })
         }
     }
@@ -200,6 +200,61 @@ fn framed_edge_distance(
     } else {
         d
     }
+}
+
+/// `framed_edge_distance(p, a, b, margin) < margin`, decided on the squared distance
+/// in the frame wherever it is clearly away from the band of 2 % around the margin in
+/// which `framed_edge_distance` takes the geodesic (3 %, for the rounding of the
+/// squares), with no square root: the same answer, as a rejection that costs less.
+fn framed_edge_near(
+    p: Point,
+    (a, la): (Point, Point),
+    (b, lb): (Point, Point),
+    margin: f64,
+) -> bool {
+    let d2 = segment_distance2(Point { x: 0.0, y: 0.0 }, la, lb);
+    settled(d2, 0.97 * margin, 1.03 * margin)
+        .unwrap_or_else(|| framed_edge_distance(p, (a, la), (b, lb), margin) < margin)
+}
+
+/// `segment_distance(p, a, b).0 < margin`, decided on the squared distance wherever
+/// it is more than a millionth of the margin from it (the squares' rounding is a few
+/// units in the last place), with no square root; at the margin itself, by the
+/// distance, as before.
+fn segment_near(p: Point, a: Point, b: Point, margin: f64) -> bool {
+    let d2 = segment_distance2(p, a, b);
+    settled(d2, margin * (1.0 - 1e-6), margin * (1.0 + 1e-6))
+        .unwrap_or_else(|| segment_distance(p, a, b).0 < margin)
+}
+
+/// Is a distance whose square is `d2` below a margin, if the square settles it: yes
+/// below `lo`, no above `hi`, unsettled between them.
+fn settled(d2: f64, lo: f64, hi: f64) -> Option<bool> {
+    if d2 < lo * lo {
+        Some(true)
+    } else if d2 > hi * hi {
+        Some(false)
+    } else {
+        None
+    }
+}
+
+/// The square of [`segment_distance`]'s distance, by the same cases (an overflow
+/// gives infinity, an underflow 0: both are then left to the distance itself).
+fn segment_distance2(p: Point, a: Point, b: Point) -> f64 {
+    let (dx, dy) = (b.x - a.x, b.y - a.y);
+    let (px, py) = (p.x - a.x, p.y - a.y);
+    let len2 = dx * dx + dy * dy;
+    let along = px * dx + py * dy;
+    if len2 == 0.0 || along <= 0.0 {
+        return px * px + py * py;
+    }
+    if along >= len2 {
+        let (qx, qy) = (p.x - b.x, p.y - b.y);
+        return qx * qx + qy * qy;
+    }
+    let c = px * dy - py * dx;
+    c * c / len2
 }
 
 /// The distance from `p` to a sector's boundary: its arc and its two radii.
@@ -423,6 +478,39 @@ mod tests {
     }
 
     proptest::proptest! {
+        /// The squared-distance tests answer as the distances they stand for, with
+        /// margins placed about each distance: a millionth about a segment's (the
+        /// planar band), a few hundredths about a framed edge's (the band in which
+        /// the geodesic decides).
+        #[test]
+        fn squared_tests_answer_as_the_distances(
+            (ax, ay, bx, by) in (-1e3..1e3f64, -1e3..1e3f64, -1e3..1e3f64, -1e3..1e3f64),
+            (px, py) in (-2e3..2e3f64, -2e3..2e3f64),
+            k in -30i32..30,
+            f in -0.05..0.05f64,
+            (lon, lat) in (-179.0..179.0f64, -80.0..80.0f64),
+        ) {
+            let (a, b, p) = (pt(ax, ay), pt(bx, by), pt(px, py));
+            let d = segment_distance(p, a, b).0;
+            for m in [d * (1.0 + f64::from(k) * 1e-7), d, d.next_up(), d.next_down(), d * (1.0 + f)] {
+                proptest::prop_assert_eq!(segment_near(p, a, b, m), d < m, "{} {}", d, m);
+            }
+            // An edge of lon/lat a few hundred metres from the point, in its frame.
+            let q = pt(lon, lat);
+            let (ga, gb) = (pt(lon + ax * 1e-5, lat + ay * 1e-5), pt(lon + bx * 1e-5, lat + by * 1e-5));
+            let frame = Tangent::at(q);
+            let (la, lb) = ((ga, frame.local(ga)), (gb, frame.local(gb)));
+            let d = segment_distance(pt(0.0, 0.0), la.1, lb.1).0;
+            for m in [d * (1.0 + f), d * 0.97, d * 1.03, d / 0.97, d / 1.03, d * 1.02, d / 1.02] {
+                proptest::prop_assume!(m > 0.0);
+                proptest::prop_assert_eq!(
+                    framed_edge_near(q, la, lb, m),
+                    framed_edge_distance(q, la, lb, m) < m,
+                    "{} {}", d, m
+                );
+            }
+        }
+
         /// The search for an edge within the margin answers as the boundary's
         /// distance does, on either space, for polygons with a hole, rectangles and
         /// circles, at points about their edges.
