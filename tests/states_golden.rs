@@ -7,7 +7,7 @@
 
 use std::fs;
 use std::io::BufReader;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use ccpn::io::write::JsonLines;
 use ccpn::io::EventReader;
@@ -82,21 +82,43 @@ fn by_output(
     out
 }
 
-/// The cases in `tests/states/`, or in the directory `CCPN_STATES_CASES` names (the
-/// same layout: a folder per case), so that a set of cases kept elsewhere runs
-/// through the same checks.
+/// The cases in `tests/states/`; those of the contract itself, in `shared/states-cases/`
+/// beside the checkout, when it sits there; and those of the directory
+/// `CCPN_STATES_CASES` names, if set (each the same layout: a folder per case).
 #[test]
 fn hand_worked_state_cases() {
-    let root = std::env::var_os("CCPN_STATES_CASES")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/states"));
-    let mut cases: Vec<_> = fs::read_dir(&root)
-        .unwrap()
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut roots = vec![manifest.join("tests/states")];
+    let contract = manifest.join("../shared/states-cases");
+    if contract.is_dir() {
+        roots.push(contract);
+    }
+    roots.extend(std::env::var_os("CCPN_STATES_CASES").map(PathBuf::from));
+    let failed: Vec<String> = roots.iter().flat_map(|root| check_cases(root)).collect();
+    assert!(
+        failed.is_empty(),
+        "{} case(s) differ:\n{}",
+        failed.len(),
+        failed.join("\n")
+    );
+}
+
+/// Runs every case under `root` (at least 29 of them), plain and restoring the
+/// detector after every event, and describes each that differs from its expected
+/// detections.
+fn check_cases(root: &Path) -> Vec<String> {
+    let mut cases: Vec<_> = fs::read_dir(root)
+        .unwrap_or_else(|e| panic!("{}: {e}", root.display()))
         .map(|e| e.unwrap().path())
         .filter(|p| p.is_dir())
         .collect();
     cases.sort();
-    assert!(cases.len() >= 29, "{} cases", cases.len());
+    assert!(
+        cases.len() >= 29,
+        "{}: {} cases",
+        root.display(),
+        cases.len()
+    );
     let mut failed = Vec::new();
     for dir in &cases {
         let expected: Vec<Value> = fs::read_to_string(dir.join("expected.jsonl"))
@@ -146,12 +168,7 @@ fn hand_worked_state_cases() {
             }
         }
     }
-    assert!(
-        failed.is_empty(),
-        "{} case(s) differ:\n{}",
-        failed.len(),
-        failed.join("\n")
-    );
+    failed
 }
 
 /// A moving zone read only by an `Inside` state is where its anchor put it after a
