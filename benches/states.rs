@@ -183,28 +183,26 @@ fn push(c: &mut Criterion) {
     let evs = events(&heavy, &stream(10_000, 10_000.0, 0.0, 60.0, 0.001, EVENTS));
     bench(&mut g, "push/net=heavy/keys=1e4/events=1e6", &heavy, &evs);
     let close = close_net();
-    for objects in [1_000, 10_000] {
-        let dt = 10.0 / objects as f64;
-        let evs = events(
-            &close,
-            &stream(objects, close_side(objects), 4.0e5, 50.0, dt, EVENTS),
+    // 1,000,000 events over 1,000 and 10,000 objects; then the same density and the
+    // same history per object (100 reports, 1,000 s): the far objects add their own
+    // reports and nothing else, so the cost per event and the detections per event
+    // are alike for every N, and any growth of the cost with N is what the objects
+    // far away cost.
+    let series = [1_000, 10_000]
+        .map(|objects| (objects, EVENTS, "events=1e6".to_owned()))
+        .into_iter()
+        .chain(
+            [1_000, 10_000, 100_000]
+                .map(|objects| (objects, objects * REPORTS, format!("reports={REPORTS}"))),
         );
-        let name = format!("push/net=close/objects={objects}/events=1e6");
-        bench(&mut g, &name, &close, &evs);
-    }
-    // The same density and the same history per object (100 reports, 1,000 s): the
-    // far objects add their own reports and nothing else, so the cost per event and
-    // the detections per event are alike for every N, and any growth of the cost with
-    // N is what the objects far away cost.
-    for objects in [1_000, 10_000, 100_000] {
-        let n = objects * REPORTS;
+    for (objects, n, length) in series {
         g.throughput(Throughput::Elements(n as u64));
         let dt = 10.0 / objects as f64;
         let evs = events(
             &close,
             &stream(objects, close_side(objects), 4.0e5, 50.0, dt, n),
         );
-        let name = format!("push/net=close/objects={objects}/reports={REPORTS}");
+        let name = format!("push/net=close/objects={objects}/{length}");
         bench(&mut g, &name, &close, &evs);
     }
     g.finish();
