@@ -5,27 +5,41 @@ use std::collections::HashMap;
 use super::NetSpec;
 use super::Problem;
 
+/// How every net is read: `Some(…)` may be left out around an optional value.
+pub(super) fn options() -> ron::Options {
+    ron::Options::default().with_default_extension(ron::extensions::Extensions::IMPLICIT_SOME)
+}
+
 /// Parses RON text; a syntax or shape error becomes one [`Problem`] at the parser's position.
+///
+/// A net of a megabyte or more (a hundred thousand zones, say) has its zones parsed on
+/// as many threads as the machine runs at once, with the same result.
 pub(crate) fn parse(file: &str, src: &str) -> Result<NetSpec, Problem> {
-    ron::Options::default()
-        .with_default_extension(ron::extensions::Extensions::IMPLICIT_SOME)
-        .from_str::<NetSpec>(src)
-        .map_err(|e| {
-            let (line, col) = (e.span.start.line, e.span.start.col);
-            let message = match &e.code {
-                ron::Error::Message(m) => {
-                    let at = SourceMap::new(src).offset_of(line, col);
-                    super::unique::both_lines(m, src, at).unwrap_or_else(|| m.clone())
-                }
-                other => other.to_string(),
-            };
-            Problem {
-                file: file.to_owned(),
-                line,
-                col,
-                message,
+    let options = options();
+    if src.len() >= super::pieces::MIN_BYTES {
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
+        if threads > 1 {
+            if let Some(spec) = super::pieces::parse(src, threads, &options) {
+                return Ok(spec);
             }
-        })
+        }
+    }
+    options.from_str::<NetSpec>(src).map_err(|e| {
+        let (line, col) = (e.span.start.line, e.span.start.col);
+        let message = match &e.code {
+            ron::Error::Message(m) => {
+                let at = SourceMap::new(src).offset_of(line, col);
+                super::unique::both_lines(m, src, at).unwrap_or_else(|| m.clone())
+            }
+            other => other.to_string(),
+        };
+        Problem {
+            file: file.to_owned(),
+            line,
+            col,
+            message,
+        }
+    })
 }
 
 /// Where things are in a net's text: positions of entry keys and of lines, indexed

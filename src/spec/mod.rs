@@ -4,6 +4,7 @@
 //! [`crate::model`] turns a [`NetSpec`] into something the compiler may rely on.
 
 mod load;
+mod pieces;
 mod problem;
 mod refs;
 mod unique;

@@ -1,0 +1,362 @@
+//! A net of many zones parsed on several threads: its `zones` map cut between entries
+//! into pieces, each piece parsed by `ron` on its own thread, the rest of the net on
+//! the caller's.
+//!
+//! The cuts come from a scan that knows only as much of RON's lexical structure as
+//! finding them needs (strings, raw strings, characters, line and nested block
+//! comments, brackets, words). `ron` still parses every byte: the pieces and the rest
+//! are the net's own text, re-joined at the cuts. Whatever a piece or the rest fails
+//! on, a name given in two pieces, or anything the scan is unsure of, gives `None`,
+//! and the caller parses the whole text in one pass: the result is the sequential
+//! parse's whenever it is `Some`, and every error is the sequential parse's own.
+
+use std::collections::BTreeMap;
+
+use super::{NetSpec, ZoneSpec};
+
+/// Below this size a net is parsed in one pass: threads cost more than they save.
+pub(super) const MIN_BYTES: usize = 1 << 20;
+
+/// The net in `src` parsed in up to `pieces` pieces (its zones cut between entries),
+/// or `None` where the caller should parse it in one pass.
+pub(super) fn parse(src: &str, pieces: usize, options: &ron::Options) -> Option<NetSpec> {
+    let cuts = Cuts::find(src, pieces)?;
+    let texts: Vec<String> = cuts
+        .ranges()
+        .map(|(from, to)| format!("{{{}}}", &src[from..to]))
+        .collect();
+    let rest = format!("{}{}", &src[..=cuts.open], &src[cuts.close..]);
+    let (rest, zones) = std::thread::scope(|scope| {
+        let others: Vec<_> = texts[1..]
+            .iter()
+            .map(|text| {
+                std::thread::Builder::new()
+                    .name("net-parse".into())
+                    .spawn_scoped(scope, move || zones(text, options))
+            })
+            .collect();
+        let rest = options.from_str::<NetSpec>(&rest).ok();
+        let mut all = vec![zones(&texts[0], options)];
+        for other in others {
+            // A thread that could not start, or that panicked, means one pass.
+            all.push(other.ok().and_then(|h| h.join().ok()).flatten());
+        }
+        (rest, all)
+    });
+    let mut spec = rest?;
+    if !spec.zones.is_empty() {
+        return None;
+    }
+    for mut piece in zones {
+        let piece = piece.as_mut()?;
+        let before = spec.zones.len() + piece.len();
+        spec.zones.append(piece);
+        if spec.zones.len() != before {
+            // A name given in two pieces: the one pass says where.
+            return None;
+        }
+    }
+    Some(spec)
+}
+
+/// One piece of a `zones` map, `{ … }`, read as the whole net reads its zones.
+fn zones(text: &str, options: &ron::Options) -> Option<BTreeMap<String, ZoneSpec>> {
+    let mut de = ron::Deserializer::from_str_with_options(text, options).ok()?;
+    let zones = super::unique::zones(&mut de).ok()?;
+    de.end().ok()?;
+    Some(zones)
+}
+
+/// Where a net's `zones` map is, and the commas between its entries chosen as cuts.
+#[derive(Debug, PartialEq)]
+struct Cuts {
+    /// The byte offset of the map's `{`.
+    open: usize,
+    /// The byte offset of its `}`.
+    close: usize,
+    /// The commas the map is cut at, ascending.
+    at: Vec<usize>,
+}
+
+impl Cuts {
+    /// Scans `src` for the top-level `zones: {` and the commas between its entries, and
+    /// chooses at most `pieces - 1` of them to cut it into pieces of about equal size.
+    /// `None` when there is no such map, fewer than two pieces, or the text holds
+    /// anything the scan does not know (attributes, raw identifiers, non-ASCII outside
+    /// strings and comments, unbalanced brackets, a comma beside a comma or a brace).
+    fn find(src: &str, pieces: usize) -> Option<Cuts> {
+        let (open, close, commas) = Scan::new(src.as_bytes()).run()?;
+        let span = close - open;
+        let mut at = Vec::new();
+        for j in 1..pieces {
+            let target = open + span * j / pieces;
+            let i = commas.partition_point(|&c| c < target);
+            if let Some(&c) = commas.get(i) {
+                if at.last().is_none_or(|&l| l < c) {
+                    at.push(c);
+                }
+            }
+        }
+        if at.is_empty() {
+            return None;
+        }
+        Some(Cuts { open, close, at })
+    }
+
+    /// The byte ranges of the pieces, between the braces and the cuts.
+    fn ranges(&self) -> impl Iterator<Item = (usize, usize)> + '_ {
+        let starts = std::iter::once(self.open + 1).chain(self.at.iter().map(|&c| c + 1));
+        let ends = self.at.iter().copied().chain(std::iter::once(self.close));
+        starts.zip(ends)
+    }
+}
+
+/// The scan's state: the text, where it is, and the brackets open around it.
+struct Scan<'s> {
+    src: &'s [u8],
+    i: usize,
+    stack: Vec<u8>,
+}
+
+impl<'s> Scan<'s> {
+    fn new(src: &'s [u8]) -> Scan<'s> {
+        Scan {
+            src,
+            i: 0,
+            stack: Vec::new(),
+        }
+    }
+
+    /// The `zones` map's braces and the commas between its entries that may be cut.
+    fn run(mut self) -> Option<(usize, usize, Vec<usize>)> {
+        let mut open = None;
+        let mut commas = Vec::new();
+        // The last significant byte (a word or a string counts as `a`), and a comma of
+        // the map waiting to see that the next token is neither `,` nor `}`.
+        let mut last = b'\0';
+        let mut pending: Option<usize> = None;
+        // How much of `zones: {` has been read at the net's level: the word, then `:`.
+        let mut key = 0;
+        while let Some(&b) = self.src.get(self.i) {
+            if self.stack.len() > 2 {
+                self.deep()?;
+                if self.stack.len() == 2 {
+                    last = b')';
+                }
+                continue;
+            }
+            if matches!(b, b' ' | b'\t' | b'\n' | b'\r') {
+                self.i += 1;
+                continue;
+            }
+            if b == b'/' {
+                self.comment()?;
+                continue;
+            }
+            if let Some(c) = pending.take() {
+                if b != b',' && b != b'}' {
+                    commas.push(c);
+                }
+            }
+            let in_map = open.is_some() && self.stack.len() == 2;
+            let level = self.stack.len();
+            let was = std::mem::take(&mut key);
+            match b {
+                b'"' => self.quoted(b'"')?,
+                b'\'' => self.quoted(b'\'')?,
+                b'(' | b'[' | b'{' => {
+                    if b == b'{' && was == 2 && level == 1 && open.is_none() {
+                        open = Some(self.i);
+                    }
+                    self.stack.push(b);
+                    self.i += 1;
+                }
+                b')' | b']' | b'}' => {
+                    let want = match b {
+                        b')' => b'(',
+                        b']' => b'[',
+                        _ => b'{',
+                    };
+                    if self.stack.pop() != Some(want) {
+                        return None;
+                    }
+                    if in_map {
+                        return Some((open?, self.i, commas));
+                    }
+                    self.i += 1;
+                }
+                b',' => {
+                    if in_map && last != b',' && last != b'{' {
+                        pending = Some(self.i);
+                    }
+                    self.i += 1;
+                }
+                b':' => {
+                    key = if was == 1 { 2 } else { 0 };
+                    self.i += 1;
+                }
+                b'0'..=b'9' | b'a'..=b'z' | b'A'..=b'Z' | b'_' => {
+                    let word = self.word();
+                    if !self.raw(word)? && level == 1 && word == b"zones" {
+                        key = 1;
+                    }
+                }
+                b'.' | b'-' | b'+' => self.i += 1,
+                // Attributes (`#![enable(…)]`), raw identifiers, anything else.
+                _ => return None,
+            }
+            last = match b {
+                b'"' | b'\'' | b'.' | b'-' | b'+' => b'a',
+                b if b.is_ascii_alphanumeric() || b == b'_' => b'a',
+                b => b,
+            };
+        }
+        None
+    }
+
+    /// Inside an entry's value: skips to the next byte that matters there (a bracket,
+    /// a string, a character, a comment) and reads it.
+    fn deep(&mut self) -> Option<()> {
+        let rest = &self.src[self.i..];
+        self.i += rest.iter().position(|&b| DEEP[usize::from(b)])?;
+        match self.src[self.i] {
+            b'(' | b'[' | b'{' => {
+                self.stack.push(self.src[self.i]);
+                self.i += 1;
+            }
+            b @ (b')' | b']' | b'}') => {
+                let want = if b == b')' { b'(' } else { b - 2 };
+                if self.stack.pop() != Some(want) {
+                    return None;
+                }
+                self.i += 1;
+            }
+            b'"' | b'#' if self.raw_prefix() => self.raw_string()?,
+            b'"' => self.quoted(b'"')?,
+            b'\'' => self.quoted(b'\'')?,
+            b'/' => self.comment()?,
+            // A raw identifier, non-ASCII.
+            _ => return None,
+        }
+        Some(())
+    }
+
+    /// Whether the `"` or `#` at the scan's position opens a raw string: it follows
+    /// the word `r` or `br`.
+    fn raw_prefix(&self) -> bool {
+        let word = |b: &u8| b.is_ascii_alphanumeric() || *b == b'_';
+        let before = &self.src[..self.i];
+        let start = before.len() - before.iter().rev().take_while(|b| word(b)).count();
+        matches!(&before[start..], b"r" | b"br")
+    }
+
+    /// A word: an identifier, a keyword or a number.
+    fn word(&mut self) -> &'s [u8] {
+        let from = self.i;
+        while self
+            .src
+            .get(self.i)
+            .is_some_and(|b| b.is_ascii_alphanumeric() || *b == b'_')
+        {
+            self.i += 1;
+        }
+        &self.src[from..self.i]
+    }
+
+    /// After the word `r`, `b` or `br`: a raw string, a byte string or a byte
+    /// character, skipped (`Some(true)`); `Some(false)` after any other word; `None`
+    /// for what the scan does not know (a raw identifier).
+    fn raw(&mut self, word: &[u8]) -> Option<bool> {
+        let next = self.src.get(self.i).copied();
+        match (word, next) {
+            (b"b", Some(b'"')) => self.quoted(b'"').map(|()| true),
+            (b"b", Some(b'\'')) => self.quoted(b'\'').map(|()| true),
+            (b"r" | b"br", Some(b'"' | b'#')) => self.raw_string().map(|()| true),
+            _ => Some(false),
+        }
+    }
+
+    /// A raw string, from the first `#` or `"` after its `r` past its end; `None` for a
+    /// raw identifier.
+    fn raw_string(&mut self) -> Option<()> {
+        let hashes = self.src[self.i..]
+            .iter()
+            .take_while(|&&b| b == b'#')
+            .count();
+        self.i += hashes;
+        if self.src.get(self.i) != Some(&b'"') {
+            return None;
+        }
+        self.i += 1;
+        loop {
+            self.i += memchr::memchr(b'"', &self.src[self.i..])? + 1;
+            let end = self.i + hashes;
+            if self.src.get(self.i..end)?.iter().all(|&b| b == b'#') {
+                self.i = end;
+                return Some(());
+            }
+        }
+    }
+
+    /// A string or a character, with escapes, from its opening `quote` past its
+    /// closing one.
+    fn quoted(&mut self, quote: u8) -> Option<()> {
+        self.i += 1;
+        loop {
+            let at = self.i + memchr::memchr2(quote, b'\\', &self.src[self.i..])?;
+            self.i = at + if self.src[at] == b'\\' { 2 } else { 1 };
+            if self.src[at] == quote {
+                return Some(());
+            }
+        }
+    }
+
+    /// A line comment or a (nested) block comment, from its `/`.
+    fn comment(&mut self) -> Option<()> {
+        match self.src.get(self.i + 1)? {
+            b'/' => {
+                self.i = memchr::memchr(b'\n', &self.src[self.i..])
+                    .map_or(self.src.len(), |n| self.i + n);
+                Some(())
+            }
+            b'*' => {
+                self.i += 2;
+                let mut level = 1;
+                while level > 0 {
+                    let at = self.i + memchr::memchr2(b'/', b'*', &self.src[self.i..])?;
+                    let pair = self.src.get(at..at + 2);
+                    if pair == Some(b"/*") {
+                        level += 1;
+                        self.i = at + 2;
+                    } else if pair == Some(b"*/") {
+                        level -= 1;
+                        self.i = at + 2;
+                    } else {
+                        self.i = at + 1;
+                    }
+                }
+                Some(())
+            }
+            _ => None,
+        }
+    }
+}
+
+/// The bytes that matter inside an entry's value.
+static DEEP: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        table[b] = b >= 0x80
+            || matches!(
+                b as u8,
+                b'(' | b')' | b'[' | b']' | b'{' | b'}' | b'"' | b'\'' | b'/' | b'#'
+            );
+        b += 1;
+    }
+    table
+};
+
+#[cfg(test)]
+#[path = "pieces_tests.rs"]
+mod tests;
