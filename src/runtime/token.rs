@@ -79,6 +79,11 @@ impl Term {
         Term { event, keys }
     }
 
+    /// The event, its keys dropped.
+    pub(crate) fn into_event(self) -> Event {
+        self.event
+    }
+
     /// The event's value of `attr`, as a hashable key.
     pub(crate) fn key(&self, attr: &Attr) -> Option<&KeyVal> {
         self.keys.get(attr.slot).and_then(Option::as_ref)

@@ -189,14 +189,71 @@ impl Detector {
     ///
     /// As [`Detector::push`].
     pub fn push_into(&mut self, event: Event, out: &mut Vec<Detection>) -> Result<(), PushError> {
-        self.admit(&event)?;
+        self.step_event(event, out).0
+    }
+
+    /// Like [`Detector::push_into`], and appends the event to `spent` when the net
+    /// kept no part of it (most events, in most nets) or refused it, so that the caller
+    /// chooses where it is dropped. `ccpn-run` hands `spent` back to the thread that
+    /// reads the input, so that the detector's thread does not spend its time freeing
+    /// events.
+    ///
+    /// ```
+    /// use ccpn::{Detector, Event, Net, Timestamp};
+    ///
+    /// let net = Net::from_ron("n.ron", r#"Net(
+    ///     events: { "a": Atomic(type: "A"), "ab": Seq(of: ["a", "b"], within: 60.0), "b": Atomic(type: "B") },
+    ///     outputs: ["ab"],
+    /// )"#)?;
+    /// let t = |s: f64| Timestamp::from_secs_f64(s).unwrap();
+    /// let (mut d, mut out, mut spent) = (Detector::new(&net), Vec::new(), Vec::new());
+    /// d.push_into_spent(Event::new(1, "A", t(0.0)), &mut out, &mut spent)?; // waits for a B
+    /// d.push_into_spent(Event::new(2, "C", t(1.0)), &mut out, &mut spent)?; // of no use
+    /// d.push_into_spent(Event::new(3, "B", t(2.0)), &mut out, &mut spent)?; // ends "ab"
+    /// assert_eq!(out.len(), 1); // which holds events 1 and 3
+    /// assert_eq!(spent.iter().map(|e| e.id.clone()).collect::<Vec<_>>(), vec![2.into()]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`Detector::push`].
+    pub fn push_into_spent(
+        &mut self,
+        event: Event,
+        out: &mut Vec<Detection>,
+        spent: &mut Vec<Event>,
+    ) -> Result<(), PushError> {
+        let (pushed, left) = self.step_event(event, out);
+        match left {
+            Left::Event(event) => spent.push(event),
+            Left::Term(term) => {
+                if let Some(term) = Arc::into_inner(term) {
+                    spent.push(term.into_event());
+                }
+            }
+        }
+        pushed
+    }
+
+    /// Pushes `event`, giving back what is left of it: the event itself when it was
+    /// refused or no atomic component reads its type, else its term (shared with the
+    /// tokens that hold it, if any).
+    fn step_event(
+        &mut self,
+        event: Event,
+        out: &mut Vec<Detection>,
+    ) -> (Result<(), PushError>, Left) {
+        if let Err(e) = self.admit(&event) {
+            return (Err(e), Left::Event(event));
+        }
         self.run_timers(event.time, false, out);
         self.now = event.time;
         self.processed += 1;
         let step = self.next_step();
         let program = Arc::clone(&self.program);
         let Some(atomics) = program.by_type.get(&*event.kind) else {
-            return Ok(());
+            return (Ok(()), Left::Event(event));
         };
         let tok = Token::atomic(step, Arc::new(Term::new(event, &program.model.key_attrs)));
         for &c in atomics.warm() {
@@ -208,7 +265,7 @@ impl Detector {
             self.fire(id, step, |u, cx| u.fire(0, &tok, cx))
         });
         self.run_step(step, out);
-        Ok(())
+        (Ok(()), Left::Term(tok.term))
     }
 
     /// Moves event time to `time` without an event, firing periodic ticks due strictly
@@ -319,4 +376,10 @@ impl Detector {
             out.append(&mut self.emitted);
         }
     }
+}
+
+/// What is left of an event after its step: see [`Detector::step_event`].
+enum Left {
+    Event(Event),
+    Term(Arc<Term>),
 }

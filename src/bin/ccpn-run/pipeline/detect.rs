@@ -72,6 +72,9 @@ pub(super) fn detect(
     // Kept from batch to batch until it is sent, so a batch without detections
     // allocates nothing.
     let mut found = fresh.take();
+    // The events of a batch the detector kept no part of, handed back with the
+    // batch's buffer for the reader to drop; the drained batch becomes the next one.
+    let mut spent = Vec::new();
     for msg in events.iter() {
         if stop.load(Ordering::Relaxed) {
             // The writer has gone (a closed stdout): nothing more is wanted.
@@ -81,7 +84,10 @@ pub(super) fn detect(
             ToDetector::Events(mut batch) => {
                 let mut sent = true;
                 for ev in batch.drain(..) {
-                    if detector.push_into(ev, &mut found).is_err() {
+                    if detector
+                        .push_into_spent(ev, &mut found, &mut spent)
+                        .is_err()
+                    {
                         tally.late += 1;
                     }
                     // A batch of events can make millions of detections: hand them to
@@ -96,7 +102,7 @@ pub(super) fn detect(
                         }
                     }
                 }
-                spares.give(batch);
+                spares.give_full(std::mem::replace(&mut spent, batch));
                 if !warned_evictions && detector.stats().evicted > 0 {
                     warned_evictions = true;
                     crate::say::warning(format_args!("--max-tokens {max_tokens} reached: the oldest waiting tokens are being evicted, and new key values of states turned away"));
