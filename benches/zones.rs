@@ -10,6 +10,9 @@
 //! successive positions of 256 targets moving about the region (a random walk), as a
 //! stream of radar plots does.
 //!
+//! `start/zones=N` is the start of the nets `examples/gen_zone_net.rs` writes, 100
+//! zones and 100,000 smaller ones: `Net::from_ron` on their text.
+//!
 //! The region grows with N so that a point lies in about one zone on average
 //! whatever N (as rules watching different places do); with a fixed region the cost
 //! would grow with the number of zones *found*, which no index can avoid. The target
@@ -200,5 +203,22 @@ fn stab(c: &mut Criterion) {
     bench(c, "stab_track", Space::Planar, &SIZES, Mode::Index);
 }
 
-criterion_group!(benches, stab);
+/// The start of a net of many zones: `Net::from_ron` on the text of
+/// `gen_zone_net 100 100` and `gen_zone_net 100000 100 0.0316` (parsing, checking,
+/// compiling, the zone index), what `ccpn-run` does before its first event.
+fn start(c: &mut Criterion) {
+    let mut g = c.benchmark_group("start");
+    g.sample_size(10)
+        .warm_up_time(std::time::Duration::from_millis(500))
+        .measurement_time(std::time::Duration::from_secs(4));
+    for (n, scale) in [(100, 1.0), (100_000, 0.0316)] {
+        let text = ccpn::bench::zone_net::zone_net(n, 100, scale);
+        g.bench_function(BenchmarkId::from_parameter(format!("zones={n}")), |b| {
+            b.iter_with_large_drop(|| ccpn::Net::from_ron("zones.ron", black_box(&text)))
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, stab, start);
 criterion_main!(benches);

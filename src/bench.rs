@@ -1,6 +1,6 @@
 //! The crate-private indexes, opened to the benchmarks (`benches/count.rs`,
 //! `benches/zones.rs`) with the `bench` feature, and the seeded event streams of the
-//! benchmarks and examples ([`stream`]). Not part of ccpn's API: it may change in any
+//! benchmarks and examples ([`stream`]) and the nets of many zones ([`zone_net`]). Not part of ccpn's API: it may change in any
 //! release.
 //!
 //! Each type wraps the crate's own and forwards to it, so a benchmark runs exactly the
@@ -9,6 +9,7 @@
 //! index behind `Within`).
 
 pub mod stream;
+pub mod zone_net;
 
 use std::sync::Arc;
 
