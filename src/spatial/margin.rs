@@ -324,8 +324,12 @@ fn segment_distance(p: Point, a: Point, b: Point) -> (f64, f64) {
     ((px * dy - py * dx).abs() / len2.sqrt(), along / len2)
 }
 
-/// A longitude difference in (-180, 180].
+/// A longitude difference in (-180, 180]: unchanged when it is one already (the
+/// vertices of a zone near the point, nearly always), without the division.
 fn wrap(dlon: f64) -> f64 {
+    if dlon > -180.0 && dlon <= 180.0 {
+        return dlon;
+    }
     let w = dlon.rem_euclid(360.0);
     if w > 180.0 {
         w - 360.0
@@ -537,6 +541,30 @@ mod tests {
                     let exact = boundary_distance(shape, space, p, m) < m;
                     proptest::prop_assert_eq!(near_boundary(shape, space, p, m), exact, "{:?} {:?} {:?} {}", shape, space, p, m);
                 }
+            }
+        }
+    }
+
+    #[test]
+    fn wrap_takes_half_a_turn_west_as_half_a_turn_east() {
+        assert_eq!(wrap(-180.0), 180.0);
+        assert_eq!(wrap(180.0), 180.0);
+        assert_eq!(wrap(540.0), 180.0);
+        assert_eq!(wrap(-190.0), 170.0);
+        assert_eq!(wrap(359.5), -0.5);
+    }
+
+    proptest::proptest! {
+        /// A longitude difference comes back in (-180, 180], a whole number of turns
+        /// from where it was, and unchanged when it was in that range already.
+        #[test]
+        fn wrap_gives_the_difference_within_half_a_turn(d in -1000.0..1000.0f64) {
+            let w = wrap(d);
+            proptest::prop_assert!(w > -180.0 && w <= 180.0, "{d} -> {w}");
+            let turns = (d - w) / 360.0;
+            proptest::prop_assert!((turns - turns.round()).abs() < 1e-9, "{d} -> {w}");
+            if d > -180.0 && d <= 180.0 {
+                proptest::prop_assert_eq!(w, d);
             }
         }
     }
