@@ -10,16 +10,12 @@
 //! longitude by at most L / (a cos φ_max), φ_max being the largest latitude the path can
 //! reach (N ≥ a everywhere).
 
-use std::f64::consts::PI;
-
 use geo_types::Rect;
 use smallvec::SmallVec;
 
-use super::metric::{WGS84_A, WGS84_E2};
+use super::metric::{MIN_METRES_PER_DEG_LAT, WGS84_A};
 use crate::event::Point;
 
-/// The fewest metres in a degree of latitude anywhere on WGS84 (at the equator).
-const MIN_METRES_PER_DEG_LAT: f64 = WGS84_A * (1.0 - WGS84_E2) * PI / 180.0;
 /// Relative slack added to every distance bound (covers rounding in the geodesic
 /// routines, which are accurate to about 15 nm).
 const REL_SLACK: f64 = 1e-9;

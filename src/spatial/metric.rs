@@ -48,6 +48,11 @@ pub(crate) const WGS84_A: f64 = 6_378_137.0;
 pub(crate) const WGS84_F: f64 = 1.0 / 298.257_223_563;
 /// WGS84 first eccentricity squared.
 pub(crate) const WGS84_E2: f64 = WGS84_F * (2.0 - WGS84_F);
+/// The fewest metres in a degree of latitude anywhere on WGS84 (at the equator, the
+/// meridian's radius of curvature a(1 − e²) being least there): no path between two
+/// parallels is shorter than this times the degrees between them.
+pub(crate) const MIN_METRES_PER_DEG_LAT: f64 =
+    WGS84_A * (1.0 - WGS84_E2) * std::f64::consts::PI / 180.0;
 
 /// The position, in metres, of the point at `p`'s latitude and longitude (degrees) on
 /// the sphere of radius [`EARTH_R`] centred on the earth's centre: a Cartesian frame
@@ -204,6 +209,11 @@ pub(crate) fn within_distance(space: Space, a: Point, b: Point, max: f64) -> boo
                 // Outside the sphere's bounds (never from a checked net or event).
                 return distance(space, a, b) <= max;
             }
+            // Farther apart in latitude alone than `max` (with room for the
+            // geodesic's rounding): no trigonometry. Most pairs far apart end here.
+            if (a.y - b.y).abs() * MIN_METRES_PER_DEG_LAT * (1.0 - 1e-9) > max {
+                return false;
+            }
             settle(great_circle(a, b), max).unwrap_or_else(|| distance(space, a, b) <= max)
         }
     }
@@ -261,8 +271,22 @@ mod tests {
             };
             let d = distance(Space::Wgs84, a, b);
             let (sa, sb) = (SpherePoint::new(a), SpherePoint::new(b));
-            // Thresholds around the true distance, and far from it.
-            for max in [d * 0.9, d * 0.995, d, d * 1.005, d * 1.1, 1.0, 1e7] {
+            // Thresholds around the true distance, and far from it, and about the
+            // meridian arc between the two latitudes (which the cheap rejection
+            // bounds the distance by).
+            let arc = (a.y - b.y).abs() * MIN_METRES_PER_DEG_LAT;
+            for max in [
+                d * 0.9,
+                d * 0.995,
+                d,
+                d * 1.005,
+                d * 1.1,
+                1.0,
+                1e7,
+                arc,
+                arc * (1.0 - 1e-9),
+                arc * 0.999,
+            ] {
                 let truth = d <= max;
                 assert_eq!(
                     within_distance(Space::Wgs84, a, b, max),
