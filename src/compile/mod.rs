@@ -13,7 +13,7 @@ use rustc_hash::FxHashMap;
 
 use crate::model::{Model, Op};
 use crate::petri::{ArcKind, NodeIndex, PetriNet};
-use crate::runtime::{CountGroup, Dispatch, Program, ZoneStabs};
+use crate::runtime::{Component, CountGroup, Dispatch, Guard, Program, ZoneStabs};
 
 /// The `Within` components reading one input: they share one zone R*-tree.
 pub(crate) struct StabGroup {
@@ -197,7 +197,7 @@ pub(crate) fn compile(model: &Arc<Model>) -> (PetriNet, Program) {
             }
         }
     }
-    let by_type = atomics
+    let by_type: FxHashMap<Arc<str>, Dispatch> = atomics
         .into_iter()
         .map(|(kind, of_kind)| {
             let warm = of_kind
@@ -208,6 +208,15 @@ pub(crate) fn compile(model: &Arc<Model>) -> (PetriNet, Program) {
             (kind, Dispatch::new(&of_kind).warming(warm))
         })
         .collect();
+    // An atomic component the dispatch reaches only for one value of an attribute
+    // need not test that value again.
+    for dispatch in by_type.values() {
+        for (id, attr, text) in dispatch.filed() {
+            if let Component::Guard(Guard::Atomic(filter)) = &mut components[id] {
+                *filter = filter.as_ref().and_then(|f| f.assuming(attr, text));
+            }
+        }
+    }
     let mut outputs = vec![Vec::new(); n];
     for (name, id) in &model.outputs {
         outputs[*id].push(name.clone());

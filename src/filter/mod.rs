@@ -21,6 +21,8 @@
 //! literal and converts the literal; `eval` runs the tree on an event and `display`
 //! prints it back.
 
+#[cfg(test)]
+mod assuming_tests;
 mod ast;
 mod compare;
 mod display;
@@ -107,6 +109,46 @@ impl Filter {
         let mut out = Vec::new();
         walk(&self.root, &mut out);
         out
+    }
+
+    /// What is left to test of an event known to have `attr` equal to `text`: the
+    /// expression without its first top-level conjunct `attr == "text"` (found as
+    /// [`Filter::required_texts`] finds them), or `None` when nothing is left. An
+    /// atomic component that the dispatch reaches only for events with that value
+    /// tests this instead (the same answer for those events, one comparison fewer).
+    pub(crate) fn assuming(&self, attr: &str, text: &str) -> Option<Filter> {
+        fn strip(n: &Expr, attr: &str, text: &str, done: &mut bool) -> Option<Expr> {
+            if *done {
+                return Some(n.clone());
+            }
+            match n {
+                Expr::Cmp(Comparison {
+                    op: CmpOp::Eq,
+                    test: Test::AttrStr(a, t),
+                }) if **a == *attr && **t == *text => {
+                    *done = true;
+                    None
+                }
+                Expr::And(ns) => {
+                    let mut kept: Vec<Expr> = ns
+                        .iter()
+                        .filter_map(|n| strip(n, attr, text, done))
+                        .collect();
+                    match kept.len() {
+                        0 => None,
+                        1 => kept.pop(),
+                        _ => Some(Expr::And(kept.into_boxed_slice())),
+                    }
+                }
+                other => Some(other.clone()),
+            }
+        }
+        let root = strip(&self.root, attr, text, &mut false)?;
+        Some(Filter {
+            root,
+            space: self.space,
+            fields: self.fields.clone(),
+        })
     }
 
     /// The attribute names the expression reads, each once, in order of first use.

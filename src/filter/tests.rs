@@ -488,7 +488,7 @@ const FIELDS: &[&str] = &[
     "a", "b", "s", "flag", "id", "time", "type", "x", "y", "lon", "lat",
 ];
 const NUMS: &[f64] = &[-2.5, -1.0, 0.0, 0.5, 1.0, 2.0, 3.0, 10.0, 1000.0];
-const STRS: &[&str] = &[
+pub(super) const STRS: &[&str] = &[
     "",
     "a",
     "b",
@@ -516,7 +516,7 @@ const OPS: &[CmpOp] = &[
 ];
 
 #[derive(Clone, Debug)]
-enum RLit {
+pub(super) enum RLit {
     Num(f64, bool),
     Str(String),
     Time(usize),
@@ -524,7 +524,7 @@ enum RLit {
 }
 
 #[derive(Clone, Debug)]
-enum RExpr {
+pub(super) enum RExpr {
     Cmp {
         field: &'static str,
         op: CmpOp,
@@ -554,7 +554,7 @@ fn lit_strategy() -> impl Strategy<Value = RLit> {
     ]
 }
 
-fn expr_strategy() -> impl Strategy<Value = RExpr> {
+pub(super) fn expr_strategy() -> impl Strategy<Value = RExpr> {
     let leaf = prop_oneof![
         4 => (
             prop::sample::select(FIELDS),
@@ -588,7 +588,7 @@ fn val_strategy() -> impl Strategy<Value = RVal> {
     ]
 }
 
-fn event_strategy() -> impl Strategy<Value = Event> {
+pub(super) fn event_strategy() -> impl Strategy<Value = Event> {
     let id = prop_oneof![
         (-3i64..4).prop_map(Id::Int),
         (0u64..4).prop_map(Id::UInt),
@@ -650,7 +650,7 @@ fn prec(e: &RExpr) -> u8 {
 }
 
 /// Prints `e` with minimal parentheses, taking whitespace from `ws` in turn.
-fn print(e: &RExpr, ws: &mut impl Iterator<Item = &'static str>, out: &mut String) {
+pub(super) fn print(e: &RExpr, ws: &mut impl Iterator<Item = &'static str>, out: &mut String) {
     let mut w = |out: &mut String| out.push_str(ws.next().unwrap_or(" "));
     let sub =
         |c: &RExpr, paren: bool, out: &mut String, ws: &mut dyn Iterator<Item = &'static str>| {
@@ -726,7 +726,7 @@ fn is_error(e: &RExpr, space: Space) -> bool {
 }
 
 /// `x` with every comparison that would not compile replaced by one that does.
-fn repair(x: RExpr, space: Space) -> RExpr {
+pub(super) fn repair(x: RExpr, space: Space) -> RExpr {
     let fix = |field: &'static str, op: CmpOp, lit: RLit, flipped: bool| {
         let op = match (op, &lit) {
             (CmpOp::Lt | CmpOp::Le, RLit::Bool(_)) => CmpOp::Eq,

@@ -8,7 +8,8 @@
 //! event of the type can only match the components whose `when` requires the value
 //! it has, so they are filed under that value and found with one lookup; the others
 //! are reached by every event of the type. Each component reached still runs its
-//! whole filter: the hash only skips those that cannot match.
+//! filter, less the comparison the hash has already made for those filed under a
+//! value (`Filter::assuming`, applied when the net is compiled).
 
 use std::sync::Arc;
 
@@ -87,6 +88,16 @@ impl Dispatch {
         warm.sort_unstable();
         warm.dedup();
         Dispatch { warm, ..self }
+    }
+
+    /// The components filed under a value, each with the attribute and the value:
+    /// every event that reaches one has that value.
+    pub(crate) fn filed(&self) -> impl Iterator<Item = (usize, &str, &str)> {
+        self.by_value.iter().flat_map(|(key, by_value)| {
+            by_value
+                .iter()
+                .flat_map(move |(value, ids)| ids.iter().map(move |&id| (id, &**key, &**value)))
+        })
     }
 
     /// The states to fetch ahead of a step of the type, in topological order.
