@@ -150,13 +150,21 @@ fn ring_near(space: Space, p: Point, pts: &[Point], margin: f64) -> bool {
                 return false;
             };
             let mut prev = (last, frame.local(last));
+            // An edge whose ends both lie past this on one side of `p` (in the
+            // frame) is farther than 1.03 × margin, which its square settles as not
+            // near: it is passed over without measuring it.
+            let reach = 1.03 * margin * (1.0 + 1e-6);
             // Edge (i - 1, i) for each i, the first being the closing edge: the
             // edges of `ring_distance`, in another order.
             pts.iter().any(|&b| {
                 let (a, la) = prev;
                 let lb = frame.local(b);
                 prev = (b, lb);
-                framed_edge_near(p, (a, la), (b, lb), margin)
+                let beyond = (la.x > reach && lb.x > reach)
+                    || (la.x < -reach && lb.x < -reach)
+                    || (la.y > reach && lb.y > reach)
+                    || (la.y < -reach && lb.y < -reach);
+                !beyond && framed_edge_near(p, (a, la), (b, lb), margin)
             })
         }
     }
