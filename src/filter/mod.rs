@@ -147,6 +147,7 @@ impl Filter {
         Some(Filter {
             root,
             space: self.space,
+            // The whole filter's: what the net reads is unchanged.
             fields: self.fields.clone(),
         })
     }

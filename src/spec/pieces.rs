@@ -162,28 +162,19 @@ impl<'s> Scan<'s> {
             let level = self.stack.len();
             let was = std::mem::take(&mut key);
             match b {
-                b'"' => self.quoted(b'"')?,
-                b'\'' => self.quoted(b'\'')?,
+                b'"' | b'\'' | b'#' => self.literal()?,
                 b'(' | b'[' | b'{' => {
                     if b == b'{' && was == 2 && level == 1 && open.is_none() {
                         open = Some(self.i);
                     }
-                    self.stack.push(b);
-                    self.i += 1;
+                    self.open();
                 }
                 b')' | b']' | b'}' => {
-                    let want = match b {
-                        b')' => b'(',
-                        b']' => b'[',
-                        _ => b'{',
-                    };
-                    if self.stack.pop() != Some(want) {
-                        return None;
-                    }
                     if in_map {
-                        return Some((open?, self.i, commas));
+                        // The map's own `}` (a `)` or `]` here is unbalanced).
+                        return (b == b'}').then_some((open?, self.i, commas));
                     }
-                    self.i += 1;
+                    self.close()?;
                 }
                 b',' => {
                     if in_map && last != b',' && last != b'{' {
@@ -196,17 +187,16 @@ impl<'s> Scan<'s> {
                     self.i += 1;
                 }
                 b'0'..=b'9' | b'a'..=b'z' | b'A'..=b'Z' | b'_' => {
-                    let word = self.word();
-                    if !self.raw(word)? && level == 1 && word == b"zones" {
+                    if self.word() == b"zones" && level == 1 {
                         key = 1;
                     }
                 }
                 b'.' | b'-' | b'+' => self.i += 1,
-                // Attributes (`#![enable(…)]`), raw identifiers, anything else.
+                // Anything else.
                 _ => return None,
             }
             last = match b {
-                b'"' | b'\'' | b'.' | b'-' | b'+' => b'a',
+                b'"' | b'\'' | b'#' | b'.' | b'-' | b'+' => b'a',
                 b if b.is_ascii_alphanumeric() || b == b'_' => b'a',
                 b => b,
             };
@@ -220,25 +210,41 @@ impl<'s> Scan<'s> {
         let rest = &self.src[self.i..];
         self.i += rest.iter().position(|&b| DEEP[usize::from(b)])?;
         match self.src[self.i] {
-            b'(' | b'[' | b'{' => {
-                self.stack.push(self.src[self.i]);
-                self.i += 1;
-            }
-            b @ (b')' | b']' | b'}') => {
-                let want = if b == b')' { b'(' } else { b - 2 };
-                if self.stack.pop() != Some(want) {
-                    return None;
-                }
-                self.i += 1;
-            }
-            b'"' | b'#' if self.raw_prefix() => self.raw_string()?,
-            b'"' => self.quoted(b'"')?,
-            b'\'' => self.quoted(b'\'')?,
+            b'(' | b'[' | b'{' => self.open(),
+            b')' | b']' | b'}' => self.close()?,
             b'/' => self.comment()?,
-            // A raw identifier, non-ASCII.
-            _ => return None,
+            // Non-ASCII.
+            0x80.. => return None,
+            _ => self.literal()?,
         }
         Some(())
+    }
+
+    /// An opening bracket.
+    fn open(&mut self) {
+        self.stack.push(self.src[self.i]);
+        self.i += 1;
+    }
+
+    /// A closing bracket; `None` when it does not close the innermost one open.
+    fn close(&mut self) -> Option<()> {
+        let want = match self.src[self.i] {
+            b')' => b'(',
+            b']' => b'[',
+            _ => b'{',
+        };
+        (self.stack.pop() == Some(want)).then(|| self.i += 1)
+    }
+
+    /// A string, a byte string, a character or a raw string, from its `"`, `'` or
+    /// (after `r`) `#`, skipped; `None` for a `#` that opens no raw string (an
+    /// attribute, a raw identifier) or a literal left open.
+    fn literal(&mut self) -> Option<()> {
+        match self.src[self.i] {
+            b'"' | b'#' if self.raw_prefix() => self.raw_string(),
+            q @ (b'"' | b'\'') => self.quoted(q),
+            _ => None,
+        }
     }
 
     /// Whether the `"` or `#` at the scan's position opens a raw string: it follows
@@ -261,19 +267,6 @@ impl<'s> Scan<'s> {
             self.i += 1;
         }
         &self.src[from..self.i]
-    }
-
-    /// After the word `r`, `b` or `br`: a raw string, a byte string or a byte
-    /// character, skipped (`Some(true)`); `Some(false)` after any other word; `None`
-    /// for what the scan does not know (a raw identifier).
-    fn raw(&mut self, word: &[u8]) -> Option<bool> {
-        let next = self.src.get(self.i).copied();
-        match (word, next) {
-            (b"b", Some(b'"')) => self.quoted(b'"').map(|()| true),
-            (b"b", Some(b'\'')) => self.quoted(b'\'').map(|()| true),
-            (b"r" | b"br", Some(b'"' | b'#')) => self.raw_string().map(|()| true),
-            _ => Some(false),
-        }
     }
 
     /// A raw string, from the first `#` or `"` after its `r` past its end; `None` for a
