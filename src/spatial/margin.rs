@@ -127,7 +127,7 @@ pub(crate) fn near_boundary(shape: &Shape, space: Space, p: Point, margin: f64) 
 }
 
 /// The corners of `r`, in order around it.
-fn corners(r: &geo_types::Rect<f64>) -> [Point; 4] {
+pub(super) fn corners(r: &geo_types::Rect<f64>) -> [Point; 4] {
     let (lo, hi) = (r.min(), r.max());
     [
         lo,

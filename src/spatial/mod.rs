@@ -15,6 +15,7 @@ mod grid;
 mod margin;
 mod metric;
 mod planar;
+mod sides;
 mod stab;
 mod zone;
 
@@ -25,6 +26,7 @@ mod stab_tests;
 #[cfg(test)]
 mod tests;
 
+pub(crate) use bounds::hull;
 pub(crate) use boxes::{BoxIndex, IndexKind};
 pub(crate) use boxtree::slot_u32;
 pub(crate) use crossing::self_crossing;
@@ -36,5 +38,6 @@ pub(crate) use metric::{
     distance, floor_to_i64, geodesic_distance, on_sphere, within_distance, EARTH_R, WGS84_A,
     WGS84_E2,
 };
+pub(crate) use sides::{Sides, MAX_CELLS};
 pub(crate) use stab::ZoneIndex;
 pub(crate) use zone::{Shape, Zone};

@@ -12,14 +12,39 @@
 //! decided on distances accurate to far better than 5 %). A zone whose padded box
 //! would reach a pole or the antimeridian is tested at every occurrence, and every
 //! zone is at a longitude outside (-180, 180).
+//!
+//! A zone with straight edges (a polygon, a multipolygon or a rectangle) also has a
+//! raster over its padded boxes ([`Sides`]) whose cells lie, with that same padding,
+//! wholly on one side of its boundary: a report in such a cell takes the cell's
+//! side without a test. The rasters of one `Inside` share 2^20 cells.
 
 use geo_types::Rect;
 
 use crate::event::{Point, Space};
-use crate::spatial::{side, slot_u32, BoxIndex, IndexKind, Side, Zone};
+use crate::spatial::{hull, side, slot_u32, BoxIndex, IndexKind, Side, Sides, Zone, MAX_CELLS};
 
 /// A zone's boxes, padded by the margin.
 type Padded = Vec<Rect<f64>>;
+
+/// The cells the rasters of one `Inside` have at most, all its zones together.
+const STATE_CELLS: usize = 1 << 20;
+
+/// A raster of fewer cells than this is not worth its lookup.
+const MIN_CELLS: usize = 16;
+
+/// One zone of an `Inside`.
+#[derive(Clone, Debug)]
+struct Near {
+    /// The zone's id in the model.
+    id: usize,
+    zone: Zone,
+    /// Its boxes padded by the margin, in the index (`None`: tested at every
+    /// occurrence).
+    padded: Option<Padded>,
+    /// Where over its padded boxes its side is settled by the margin (see
+    /// [`Sides`]), for a zone with straight edges.
+    sides: Option<Sides>,
+}
 
 /// The zones of an `Inside`, where they are now (moving zones move), indexed for
 /// its margin.
@@ -27,9 +52,8 @@ type Padded = Vec<Rect<f64>>;
 pub(crate) struct NearZones {
     space: Space,
     margin: f64,
-    /// Each zone under its id, and its padded boxes in `index`, each under the zone's
-    /// place here (`None`: tested at every occurrence).
-    zones: Vec<(usize, Zone, Option<Padded>)>,
+    /// Each zone, its padded boxes in `index` under its place here.
+    zones: Vec<Near>,
     index: BoxIndex,
     /// The zones tested at every occurrence.
     always: Vec<usize>,
@@ -45,12 +69,19 @@ impl NearZones {
             index: BoxIndex::new(&[], IndexKind::Auto),
             always: Vec::new(),
         };
+        let cells = (STATE_CELLS / zones.len().max(1)).min(MAX_CELLS);
         for (i, (id, zone)) in zones.into_iter().enumerate() {
-            let boxes = near.padded(&zone);
-            if boxes.is_none() {
+            let padded = near.padded(&zone);
+            if padded.is_none() {
                 near.always.push(i);
             }
-            near.zones.push((id, zone, boxes));
+            let sides = near.sides(&zone, padded.as_deref(), cells);
+            near.zones.push(Near {
+                id,
+                zone,
+                padded,
+                sides,
+            });
         }
         near.lay_out();
         near
@@ -62,9 +93,9 @@ impl NearZones {
             .zones
             .iter()
             .enumerate()
-            .flat_map(|(i, (_, _, b))| {
+            .flat_map(|(i, near)| {
                 let i = slot_u32(i);
-                b.iter().flatten().map(move |r| (*r, i))
+                near.padded.iter().flatten().map(move |r| (*r, i))
             })
             .collect();
         self.index.lay_out(&boxes);
@@ -74,17 +105,17 @@ impl NearZones {
     pub(crate) fn zone(&self, z: usize) -> Option<&Zone> {
         self.zones
             .iter()
-            .find(|(id, ..)| *id == z)
-            .map(|(_, zone, _)| zone)
+            .find(|near| near.id == z)
+            .map(|near| &near.zone)
     }
 
     /// Zone `z` is now `zone` (a moving zone moved).
     pub(crate) fn update(&mut self, z: usize, zone: &Zone) {
-        let Some(i) = self.zones.iter().position(|(id, ..)| *id == z) else {
+        let Some(i) = self.zones.iter().position(|near| near.id == z) else {
             return;
         };
         let place = slot_u32(i);
-        if let Some(old) = self.zones[i].2.take() {
+        if let Some(old) = self.zones[i].padded.take() {
             for r in &old {
                 self.index.remove(r, place);
             }
@@ -100,7 +131,14 @@ impl NearZones {
             }
             None => self.always.push(i),
         }
-        self.zones[i] = (z, zone.clone(), boxes);
+        let cells = (STATE_CELLS / self.zones.len()).min(MAX_CELLS);
+        let sides = self.sides(zone, boxes.as_deref(), cells);
+        self.zones[i] = Near {
+            id: z,
+            zone: zone.clone(),
+            padded: boxes,
+            sides,
+        };
         if self.index.worn() {
             self.lay_out();
         }
@@ -120,11 +158,11 @@ impl NearZones {
         };
         let everywhere = self.space == Space::Wgs84 && !(p.x > -180.0 && p.x < 180.0);
         if everywhere {
-            if self.zones.iter().any(|(_, zone, _)| test(zone)) {
+            if self.zones.iter().any(|near| test(&near.zone)) {
                 return Some(true);
             }
         } else {
-            if self.always.iter().any(|&i| test(&self.zones[i].1)) {
+            if self.always.iter().any(|&i| test(&self.zones[i].zone)) {
                 return Some(true);
             }
             // A zone with several boxes holding `p` is tested once for each: the
@@ -134,9 +172,16 @@ impl NearZones {
                 self.index.stab(p, |i| hits.push(i));
             }
             for i in hits {
-                if let Some((_, zone, _)) = self.zones.get(i as usize) {
-                    if test(zone) {
-                        return Some(true);
+                let Some(near) = self.zones.get(i as usize) else {
+                    continue;
+                };
+                match near.sides.as_ref().and_then(|s| s.at(p)) {
+                    Some(Side::Inside) => return Some(true),
+                    Some(Side::Outside) => {}
+                    _ => {
+                        if test(&near.zone) {
+                            return Some(true);
+                        }
                     }
                 }
             }
@@ -152,15 +197,7 @@ impl NearZones {
         let mut out = Vec::with_capacity(boxes.len());
         for r in boxes {
             let (lo, hi) = (r.min(), r.max());
-            let (dx, dy) = match self.space {
-                Space::Planar => {
-                    // Rounding slack, relative to the coordinates' size.
-                    let slack = 1e-9
-                        * (self.margin + lo.x.abs().max(hi.x.abs()) + lo.y.abs().max(hi.y.abs()));
-                    (self.margin + slack, self.margin + slack)
-                }
-                Space::Wgs84 => degrees(lo.y, hi.y, self.margin * 1.05)?,
-            };
+            let (dx, dy) = self.reach(lo, hi)?;
             let (lo, hi) = (
                 Point {
                     x: lo.x - dx,
@@ -180,6 +217,44 @@ impl NearZones {
             out.push(Rect::new(lo, hi));
         }
         Some(out)
+    }
+
+    /// How far, in x and y, beyond the box from `lo` to `hi` a point may be and still
+    /// be within 1.05 × the margin of a point of the box: on the plane the margin and
+    /// a rounding slack relative to the coordinates' size, on WGS84 the degrees
+    /// [`degrees`] gives (`None` near a pole).
+    fn reach(&self, lo: Point, hi: Point) -> Option<(f64, f64)> {
+        match self.space {
+            Space::Planar => {
+                let slack =
+                    1e-9 * (self.margin + lo.x.abs().max(hi.x.abs()) + lo.y.abs().max(hi.y.abs()));
+                Some((self.margin + slack, self.margin + slack))
+            }
+            Space::Wgs84 => degrees(lo.y, hi.y, self.margin * 1.05),
+        }
+    }
+
+    /// The raster of `zone`, whose padded boxes are `padded`, in `cells` cells:
+    /// settled where every point is beyond the [`reach`](NearZones::reach) of the
+    /// boundary over the padded boxes' hull. That is the padding of the index, so a
+    /// settled cell's side is the one the zone's test would give, as a zone whose
+    /// padded boxes miss a point is outside it.
+    fn sides(&self, zone: &Zone, padded: Option<&[Rect<f64>]>, cells: usize) -> Option<Sides> {
+        if cells < MIN_CELLS {
+            return None;
+        }
+        let area = hull(padded?)?;
+        let (lo, hi) = (area.min(), area.max());
+        let pad = self.reach(lo, hi)?;
+        // Cells much finer than the padding settle little more.
+        let fine = |len: f64, pad: f64| (2.0 * len / pad).ceil().min(MAX_CELLS as f64);
+        let needed = fine(hi.x - lo.x, pad.0) * fine(hi.y - lo.y, pad.1);
+        let cells = if needed.is_nan() {
+            cells
+        } else {
+            cells.min(needed.max(MIN_CELLS as f64) as usize)
+        };
+        Sides::new(zone, self.space, area, pad, cells)
     }
 }
 
@@ -223,9 +298,27 @@ mod tests {
 
     fn zone(i: usize, kind: u8, x: f64, y: f64, r: f64) -> Zone {
         let center = Point { x, y };
-        let shape = match kind % 3 {
+        let shape = match kind % 4 {
             0 => Shape::Circle { center, radius: r },
             1 => Shape::Rect(Rect::new(center, Point { x: x + r, y: y + r })),
+            3 => {
+                // A pentagon of uneven radii around the centre, with a hole.
+                let ring = |scale: f64| {
+                    let mut pts: Vec<Point> = (0..5)
+                        .map(|k| {
+                            let a = std::f64::consts::TAU * f64::from(k) / 5.0;
+                            let rk = scale * r * (1.0 + 0.5 * f64::from(k % 2));
+                            Point {
+                                x: x + rk * a.cos(),
+                                y: y + rk * a.sin(),
+                            }
+                        })
+                        .collect();
+                    pts.push(pts[0]);
+                    geo_types::LineString(pts)
+                };
+                Shape::Polygon(geo_types::Polygon::new(ring(1.0), vec![ring(0.3)]))
+            }
             _ => Shape::Sector {
                 center,
                 radius: r,
@@ -264,7 +357,7 @@ mod tests {
                 .enumerate()
                 .map(|(i, &(k, x, y, r))| {
                     let (x, y) = at(x, y);
-                    let r = if wgs84 && k % 3 != 1 { r * 1000.0 } else { r * scale };
+                    let r = if wgs84 && k % 4 != 1 && k % 4 != 3 { r * 1000.0 } else { r * scale };
                     zone(i, k, x, y, r)
                 })
                 .collect();
