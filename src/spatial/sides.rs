@@ -21,10 +21,6 @@ use crate::event::{Point, Space};
 /// The most cells one raster has.
 pub(crate) const MAX_CELLS: usize = 1 << 16;
 
-/// The most edge-against-cell tests laying one raster out may take: a zone that
-/// would take more (many long edges) gets no raster.
-const MAX_TESTS: usize = 1 << 22;
-
 const UNSETTLED: u8 = 0;
 const INSIDE: u8 = 1;
 const OUTSIDE: u8 = 2;
@@ -47,13 +43,16 @@ impl Sides {
     /// (x and y, in coordinate units). `area` must hold the zone's points padded by
     /// `pad`: a point outside it is outside the zone by the padding. `None` for a zone not bounded by straight edges (circles, sectors,
     /// lines), for an area or a zone that is not finite, and for a zone whose raster
-    /// would take more than [`MAX_TESTS`] tests to lay out.
+    /// would take more edge-against-cell tests to lay out than `tests` has left
+    /// (which it spends, raster or not: a net's rasters cost bounded time to lay
+    /// out, however many vertices its zones have).
     pub(crate) fn new(
         zone: &Zone,
         space: Space,
         area: Rect<f64>,
         pad: (f64, f64),
         cells: usize,
+        tests: &mut usize,
     ) -> Option<Sides> {
         let corners;
         let rings: Vec<&[Point]> = match &zone.shape {
@@ -92,14 +91,13 @@ impl Sides {
         // few units in the last place of the coordinates.
         let eps = 1e-9 * (lo.x.abs() + lo.y.abs() + hi.x.abs() + hi.y.abs() + w + h);
         let pad = (pad.0 + eps, pad.1 + eps);
-        let mut tests = 0usize;
         for ring in &rings {
             let Some(&last) = ring.last() else {
                 continue;
             };
             let mut a = last;
             for &b in ring.iter() {
-                if !sides.mark(a, b, pad, &mut tests) {
+                if !sides.mark(a, b, pad, tests) {
                     return None;
                 }
                 a = b;
@@ -149,7 +147,7 @@ impl Sides {
     }
 
     /// Marks unsettled every cell whose box padded by `pad` meets the edge from `a`
-    /// to `b`; `false` once `tests` passes [`MAX_TESTS`].
+    /// to `b`, spending the tests from `tests`; `false` when too few are left.
     fn mark(&mut self, a: Point, b: Point, pad: (f64, f64), tests: &mut usize) -> bool {
         let range = |lo: f64, hi: f64, origin: f64, scale: f64, n: usize| {
             // One cell more on each side than the padded edge's box reaches, against
@@ -176,10 +174,12 @@ impl Sides {
         let (Some((i0, i1)), Some((j0, j1))) = (xs, ys) else {
             return true;
         };
-        *tests += (i1 - i0 + 1) * (j1 - j0 + 1);
-        if *tests > MAX_TESTS {
+        let need = (i1 - i0 + 1) * (j1 - j0 + 1);
+        if need > *tests {
+            *tests = 0;
             return false;
         }
+        *tests -= need;
         for j in j0..=j1 {
             for i in i0..=i1 {
                 let k = j * self.nx + i;

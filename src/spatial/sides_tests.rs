@@ -7,6 +7,13 @@ use proptest::prelude::*;
 use super::*;
 use crate::spatial::margin::{boundary_distance, side};
 
+/// Tests enough for any raster here.
+const TESTS: usize = 1 << 24;
+
+fn tests() -> usize {
+    TESTS
+}
+
 fn pt(x: f64, y: f64) -> Point {
     Point { x, y }
 }
@@ -56,6 +63,7 @@ fn a_square_is_settled_inside_in_its_middle_and_outside_past_its_corners() {
         area((-1.0, -1.0), (11.0, 11.0)),
         (0.1, 0.1),
         4096,
+        &mut tests(),
     )
     .expect("a rectangle has a raster");
     assert_eq!(sides.at(pt(5.0, 5.0)), Some(Side::Inside));
@@ -77,6 +85,7 @@ fn a_hole_is_outside_and_its_ring_unsettled() {
         area((-11.0, -11.0), (11.0, 11.0)),
         (0.2, 0.2),
         4096,
+        &mut tests(),
     )
     .expect("a polygon has a raster");
     assert_eq!(sides.at(pt(0.0, 0.0)), Some(Side::Outside));
@@ -91,12 +100,12 @@ fn circles_sectors_and_lines_get_no_raster() {
         center: pt(0.0, 0.0),
         radius: 1.0,
     });
-    assert!(Sides::new(&circle, Space::Planar, a, (0.1, 0.1), 4096).is_none());
+    assert!(Sides::new(&circle, Space::Planar, a, (0.1, 0.1), 4096, &mut tests()).is_none());
     let line = zone(Shape::line(
         LineString(vec![pt(0.0, 0.0), pt(1.0, 1.0)]),
         0.1,
     ));
-    assert!(Sides::new(&line, Space::Planar, a, (0.1, 0.1), 4096).is_none());
+    assert!(Sides::new(&line, Space::Planar, a, (0.1, 0.1), 4096, &mut tests()).is_none());
 }
 
 #[test]
@@ -108,10 +117,27 @@ fn a_raster_never_has_more_cells_than_asked() {
         area((-1.0, -1.0), (1001.0, 2.0)),
         (0.1, 0.1),
         100,
+        &mut tests(),
     )
     .expect("a rectangle has a raster");
     assert!(sides.nx * sides.ny <= 100, "{} × {}", sides.nx, sides.ny);
     assert!(sides.nx > sides.ny);
+}
+
+#[test]
+fn a_raster_spends_its_tests_and_gives_up_when_they_run_out() {
+    let poly = star(0.0, 0.0, &[10.0; 64], false);
+    let z = zone(Shape::Polygon(poly));
+    let a = area((-11.0, -11.0), (11.0, 11.0));
+    let mut plenty = TESTS;
+    assert!(Sides::new(&z, Space::Planar, a, (0.2, 0.2), 4096, &mut plenty).is_some());
+    let spent = TESTS - plenty;
+    assert!(spent > 0);
+    let mut short = spent - 1;
+    assert!(Sides::new(&z, Space::Planar, a, (0.2, 0.2), 4096, &mut short).is_none());
+    assert_eq!(short, 0, "what was left is spent");
+    let mut exact = spent;
+    assert!(Sides::new(&z, Space::Planar, a, (0.2, 0.2), 4096, &mut exact).is_some());
 }
 
 proptest! {
@@ -144,7 +170,7 @@ proptest! {
         };
         let z = zone(shape);
         let a = area((-0.6, -0.6), (1.6, 1.6));
-        let sides = Sides::new(&z, Space::Planar, a, (margin, margin), cells)
+        let sides = Sides::new(&z, Space::Planar, a, (margin, margin), cells, &mut tests())
             .expect("a shape with straight edges has a raster");
         let mut settled = 0;
         for (x, y) in points {

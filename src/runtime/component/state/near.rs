@@ -29,6 +29,10 @@ type Padded = Vec<Rect<f64>>;
 /// The cells the rasters of one `Inside` have at most, all its zones together.
 const STATE_CELLS: usize = 1 << 20;
 
+/// The edge-against-cell tests laying out the rasters of one `Inside` may take, all
+/// its zones together (about a tenth of a second): past them, zones get none.
+const STATE_TESTS: usize = 1 << 23;
+
 /// A raster of fewer cells than this is not worth its lookup.
 const MIN_CELLS: usize = 16;
 
@@ -57,6 +61,8 @@ pub(crate) struct NearZones {
     index: BoxIndex,
     /// The zones tested at every occurrence.
     always: Vec<usize>,
+    /// The tests left for laying rasters out ([`STATE_TESTS`] at first).
+    tests: usize,
 }
 
 impl NearZones {
@@ -68,6 +74,7 @@ impl NearZones {
             zones: Vec::with_capacity(zones.len()),
             index: BoxIndex::new(&[], IndexKind::Auto),
             always: Vec::new(),
+            tests: STATE_TESTS,
         };
         let cells = (STATE_CELLS / zones.len().max(1)).min(MAX_CELLS);
         for (i, (id, zone)) in zones.into_iter().enumerate() {
@@ -239,7 +246,7 @@ impl NearZones {
     /// boundary over the padded boxes' hull. That is the padding of the index, so a
     /// settled cell's side is the one the zone's test would give, as a zone whose
     /// padded boxes miss a point is outside it.
-    fn sides(&self, zone: &Zone, padded: Option<&[Rect<f64>]>, cells: usize) -> Option<Sides> {
+    fn sides(&mut self, zone: &Zone, padded: Option<&[Rect<f64>]>, cells: usize) -> Option<Sides> {
         if cells < MIN_CELLS {
             return None;
         }
@@ -254,7 +261,7 @@ impl NearZones {
         } else {
             cells.min(needed.max(MIN_CELLS as f64) as usize)
         };
-        Sides::new(zone, self.space, area, pad, cells)
+        Sides::new(zone, self.space, area, pad, cells, &mut self.tests)
     }
 }
 
