@@ -1,5 +1,6 @@
 //! Component nets of the memoryless operators: Atomic, Within, Direction(box), Or.
 
+use super::StabGroup;
 use super::{output, Ports};
 use crate::filter::Filter;
 use crate::model::{Model, ZoneId};
@@ -30,22 +31,25 @@ pub(super) fn atomic(
 
 /// Within: a transition reading the group's shared stab place (the R*-tree of every
 /// zone named by a `Within` of the same input); the spatial predicate sits on its arc
-/// to the output place. The group's first component runs the stab for all of them
-/// (`stab`, built beforehand: [`super::stabs`]); the others are served by it.
+/// to the output place. The group's first component runs the stab for all of them.
 pub(super) fn within(
     net: &mut PetriNet,
     id: usize,
     label: &str,
     model: &Model,
     zones: &[ZoneId],
-    stab: Option<Stab>,
+    group: &StabGroup,
     stab_place: NodeIndex,
 ) -> (Component, Ports) {
     let names: Vec<&str> = zones.iter().map(|&z| &*model.zones[z].name).collect();
     let t = net.transition("within", id);
     net.arc(stab_place, t, ArcKind::Read, "stab hit");
     let out = output(net, id, label, t, &format!("IN({})", names.join(" ∨ ")));
-    let component = stab.map_or(Component::Served, Component::Stab);
+    let component = if group.members[0].0 == id {
+        Component::Stab(Stab::new(model.space, &model.zones, group.members.clone()))
+    } else {
+        Component::Served
+    };
     (
         component,
         Ports {

@@ -5,7 +5,6 @@
 mod guard;
 mod pair;
 mod repeat;
-mod stabs;
 mod state;
 
 use std::sync::Arc;
@@ -52,7 +51,6 @@ pub(crate) fn compile(model: &Arc<Model>) -> (PetriNet, Program) {
                 .push((id, zones.clone()));
         }
     }
-    let mut stabs = stabs::build(model, &stab_groups);
     let mut stab_places: FxHashMap<usize, NodeIndex> = FxHashMap::default();
     let mut state_places: FxHashMap<usize, NodeIndex> = FxHashMap::default();
     for (id, node) in model.nodes.iter().enumerate() {
@@ -78,13 +76,7 @@ pub(crate) fn compile(model: &Arc<Model>) -> (PetriNet, Program) {
                         None,
                     )
                 });
-                // The group's first component runs its stab.
-                let stab = if group.members[0].0 == id {
-                    stabs.remove(of)
-                } else {
-                    None
-                };
-                guard::within(&mut net, id, &label, model, zones, stab, place)
+                guard::within(&mut net, id, &label, model, zones, group, place)
             }
             Op::DirBox { rels, zone, .. } => {
                 guard::dir_box(&mut net, id, &label, model, rels, *zone)

@@ -80,19 +80,16 @@ struct Cuts {
 
 impl Cuts {
     /// Scans `src` for the top-level `zones: {` and the commas between its entries, and
-    /// chooses at most `pieces - 1` of them to cut it into pieces such that each thread
-    /// parses about as much text: the caller's piece, parsed after the rest of the
-    /// net, is shorter by the rest's length.
+    /// chooses at most `pieces - 1` of them to cut it into pieces of about equal size.
     /// `None` when there is no such map, fewer than two pieces, or the text holds
     /// anything the scan does not know (attributes, raw identifiers, non-ASCII outside
     /// strings and comments, unbalanced brackets, a comma beside a comma or a brace).
     fn find(src: &str, pieces: usize) -> Option<Cuts> {
         let (open, close, commas) = Scan::new(src.as_bytes()).run()?;
-        let share = src.len() / pieces;
-        let rest = src.len() - (close - open);
+        let span = close - open;
         let mut at = Vec::new();
         for j in 1..pieces {
-            let target = (open + (share * j).saturating_sub(rest)).max(open + 1);
+            let target = open + span * j / pieces;
             let i = commas.partition_point(|&c| c < target);
             if let Some(&c) = commas.get(i) {
                 if at.last().is_none_or(|&l| l < c) {

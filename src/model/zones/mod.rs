@@ -119,20 +119,18 @@ pub(super) fn build<'a>(
         files: HashMap::new(),
         names: HashMap::new(),
     };
-    let mut plain = plain_zones(spec);
     // (Reserved: a net of many zones is not copied from one doubling to the next.)
     let mut zones = Vec::with_capacity(spec.zones.len());
     let mut problems = Vec::new();
-    for (i, (name, z)) in spec.zones.iter().enumerate() {
-        let built = match plain.get_mut(i).and_then(Option::take) {
-            Some(built) => built,
-            None => b.shape(z).map(|shape| Zone {
-                name: name.as_str().into(),
-                shape,
-            }),
-        };
-        match built {
-            Ok(zone) => zones.push((name.as_str(), zone)),
+    for (name, z) in &spec.zones {
+        match b.shape(z) {
+            Ok(shape) => zones.push((
+                name.as_str(),
+                Zone {
+                    name: name.as_str().into(),
+                    shape,
+                },
+            )),
             Err(msg) => {
                 let (line, col) = source.locate(&[name]);
                 problems.push(Problem {
@@ -149,147 +147,6 @@ pub(super) fn build<'a>(
         problems,
         read: b.read,
     }
-}
-
-/// Below this many zones, [`plain_zones`] builds none ahead: threads cost more than
-/// they save.
-const MIN_PARALLEL_ZONES: usize = 10_000;
-
-/// The zones of `spec` written in RON (not read from GeoJSON), built ahead on the
-/// machine's threads, by position in `spec.zones`; `None` for a GeoJSON zone, and
-/// empty for a net of few zones or a machine of one core. Each is what
-/// [`Builder::shape`] makes of it: they depend on nothing but the net's space.
-fn plain_zones(spec: &NetSpec) -> Vec<Option<Result<Zone, String>>> {
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
-    if spec.zones.len() < MIN_PARALLEL_ZONES || threads < 2 {
-        return Vec::new();
-    }
-    let entries: Vec<(&String, &ZoneSpec)> = spec.zones.iter().collect();
-    let each = entries.len().div_ceil(threads);
-    let build = |part: &[(&String, &ZoneSpec)]| -> Vec<Option<Result<Zone, String>>> {
-        part.iter()
-            .map(|(name, z)| {
-                plain_shape(spec.space, z).map(|shape| {
-                    shape.map(|shape| Zone {
-                        name: name.as_str().into(),
-                        shape,
-                    })
-                })
-            })
-            .collect()
-    };
-    std::thread::scope(|scope| {
-        let mut parts = entries.chunks(each);
-        let first = parts.next().unwrap_or_default();
-        let others: Vec<_> = parts
-            .map(|part| {
-                let handle = std::thread::Builder::new()
-                    .name("net-zones".into())
-                    .spawn_scoped(scope, move || build(part));
-                (handle, part)
-            })
-            .collect();
-        let mut all = build(first);
-        for (handle, part) in others {
-            match handle {
-                Ok(h) => match h.join() {
-                    Ok(built) => all.extend(built),
-                    Err(panic) => std::panic::resume_unwind(panic),
-                },
-                // A thread that could not start: its part is built here.
-                Err(_) => all.extend(build(part)),
-            }
-        }
-        all
-    })
-}
-
-/// The shape of a zone written in RON (every kind but `GeoJson`, which gives `None`),
-/// or why it cannot be built.
-fn plain_shape(space: Space, z: &ZoneSpec) -> Option<Result<Shape, String>> {
-    if matches!(z, ZoneSpec::GeoJson { .. }) {
-        return None;
-    }
-    Some(plain(space, z, &mut VertexBudget(0)))
-}
-
-/// The shape of a zone that is not `GeoJson` (which this refuses), its vertices
-/// counted in `budget`.
-fn plain(space: Space, z: &ZoneSpec, budget: &mut VertexBudget) -> Result<Shape, String> {
-    Ok(match z {
-        ZoneSpec::Polygon(pts) => Shape::Polygon(polygon(space, pts, &[], budget)?),
-        ZoneSpec::PolygonWithHoles { exterior, holes } => {
-            Shape::Polygon(polygon(space, exterior, holes, budget)?)
-        }
-        ZoneSpec::MultiPolygon(parts) => Shape::MultiPolygon(multi(space, parts, budget)?),
-        ZoneSpec::Rect { min, max } => {
-            let (lo, hi) = (coord(space, *min)?, coord(space, *max)?);
-            if lo.y > hi.y {
-                return Err("`min` must not exceed `max`".into());
-            }
-            if lo.x > hi.x {
-                if space != Space::Wgs84 {
-                    return Err("`min` must not exceed `max`".into());
-                }
-                // Crossing the antimeridian: east of min.lon and west of max.lon.
-                let west = Rect::new(lo, Point { x: 180.0, y: hi.y });
-                let east = Rect::new(Point { x: -180.0, y: lo.y }, hi);
-                Shape::MultiPolygon(MultiPolygon(vec![west.to_polygon(), east.to_polygon()]))
-            } else {
-                Shape::Rect(Rect::new(lo, hi))
-            }
-        }
-        ZoneSpec::Circle { center, radius, .. } => Shape::Circle {
-            center: coord(space, *center)?,
-            radius: positive("radius", *radius)?,
-        },
-        ZoneSpec::Sector {
-            center,
-            radius,
-            from_deg,
-            to_deg,
-            ..
-        } => {
-            if !from_deg.is_finite() || !to_deg.is_finite() {
-                return Err("bearings must be finite".into());
-            }
-            Shape::Sector {
-                center: coord(space, *center)?,
-                radius: positive("radius", *radius)?,
-                from_deg: *from_deg,
-                to_deg: *to_deg,
-            }
-        }
-        ZoneSpec::Line { points, width } => {
-            if points.len() < 2 {
-                return Err(format!(
-                    "a line needs at least 2 points, got {}",
-                    points.len()
-                ));
-            }
-            budget.take(points.len())?;
-            let line: Vec<Point> = points
-                .iter()
-                .map(|p| coord(space, *p))
-                .collect::<Result<_, _>>()?;
-            let half_width = positive("width", *width)? / 2.0;
-            if space == Space::Wgs84 {
-                for (i, w) in line.windows(2).enumerate() {
-                    let len = geodesic_distance(w[0], w[1]);
-                    if len.is_nan() || len >= MAX_SEGMENT_M {
-                        return Err(format!(
-                            "segment {} is {:.0} km long; segments must be shorter than {:.0} km",
-                            i + 1,
-                            len / 1000.0,
-                            MAX_SEGMENT_M / 1000.0
-                        ));
-                    }
-                }
-            }
-            Shape::line(LineString::from(line), half_width)
-        }
-        ZoneSpec::GeoJson { .. } => return Err("a GeoJSON zone is read from its file".into()),
-    })
 }
 
 /// A parsed GeoJSON file, or why it could not be read.
@@ -425,27 +282,99 @@ fn multi(
 impl Builder<'_> {
     /// Builds one zone's shape.
     fn shape(&mut self, z: &ZoneSpec) -> Result<Shape, String> {
-        let ZoneSpec::GeoJson {
-            path,
-            name,
-            property,
-        } = z
-        else {
-            return plain(self.space, z, &mut VertexBudget(0));
-        };
+        let space = self.space;
         let mut budget = VertexBudget(0);
-        let (shown, file, loaded) = self.load(path);
-        let gj = loaded
-            .as_ref()
-            .as_ref()
-            .map_err(|e| format!("{shown}: {e}"))?;
-        let property = property.as_deref().unwrap_or("name");
-        let polys = self
-            .polygons(&file, gj, name.as_deref(), property, &mut budget)
-            .map_err(|e| format!("{shown}: {e}"))?;
-        Ok(match <[Polygon<f64>; 1]>::try_from(polys) {
-            Ok([one]) => Shape::Polygon(one),
-            Err(many) => Shape::MultiPolygon(MultiPolygon(many)),
+        Ok(match z {
+            ZoneSpec::Polygon(pts) => Shape::Polygon(polygon(space, pts, &[], &mut budget)?),
+            ZoneSpec::PolygonWithHoles { exterior, holes } => {
+                Shape::Polygon(polygon(space, exterior, holes, &mut budget)?)
+            }
+            ZoneSpec::MultiPolygon(parts) => Shape::MultiPolygon(multi(space, parts, &mut budget)?),
+            ZoneSpec::Rect { min, max } => {
+                let (lo, hi) = (coord(space, *min)?, coord(space, *max)?);
+                if lo.y > hi.y {
+                    return Err("`min` must not exceed `max`".into());
+                }
+                if lo.x > hi.x {
+                    if space != Space::Wgs84 {
+                        return Err("`min` must not exceed `max`".into());
+                    }
+                    // Crossing the antimeridian: east of min.lon and west of max.lon.
+                    let west = Rect::new(lo, Point { x: 180.0, y: hi.y });
+                    let east = Rect::new(Point { x: -180.0, y: lo.y }, hi);
+                    Shape::MultiPolygon(MultiPolygon(vec![west.to_polygon(), east.to_polygon()]))
+                } else {
+                    Shape::Rect(Rect::new(lo, hi))
+                }
+            }
+            ZoneSpec::Circle { center, radius, .. } => Shape::Circle {
+                center: coord(space, *center)?,
+                radius: positive("radius", *radius)?,
+            },
+            ZoneSpec::Sector {
+                center,
+                radius,
+                from_deg,
+                to_deg,
+                ..
+            } => {
+                if !from_deg.is_finite() || !to_deg.is_finite() {
+                    return Err("bearings must be finite".into());
+                }
+                Shape::Sector {
+                    center: coord(space, *center)?,
+                    radius: positive("radius", *radius)?,
+                    from_deg: *from_deg,
+                    to_deg: *to_deg,
+                }
+            }
+            ZoneSpec::Line { points, width } => {
+                if points.len() < 2 {
+                    return Err(format!(
+                        "a line needs at least 2 points, got {}",
+                        points.len()
+                    ));
+                }
+                budget.take(points.len())?;
+                let line: Vec<Point> = points
+                    .iter()
+                    .map(|p| coord(space, *p))
+                    .collect::<Result<_, _>>()?;
+                let half_width = positive("width", *width)? / 2.0;
+                if space == Space::Wgs84 {
+                    for (i, w) in line.windows(2).enumerate() {
+                        let len = geodesic_distance(w[0], w[1]);
+                        if len.is_nan() || len >= MAX_SEGMENT_M {
+                            return Err(format!(
+                                "segment {} is {:.0} km long; segments must be shorter than {:.0} km",
+                                i + 1,
+                                len / 1000.0,
+                                MAX_SEGMENT_M / 1000.0
+                            ));
+                        }
+                    }
+                }
+                Shape::line(LineString::from(line), half_width)
+            }
+            ZoneSpec::GeoJson {
+                path,
+                name,
+                property,
+            } => {
+                let (shown, file, loaded) = self.load(path);
+                let gj = loaded
+                    .as_ref()
+                    .as_ref()
+                    .map_err(|e| format!("{shown}: {e}"))?;
+                let property = property.as_deref().unwrap_or("name");
+                let polys = self
+                    .polygons(&file, gj, name.as_deref(), property, &mut budget)
+                    .map_err(|e| format!("{shown}: {e}"))?;
+                match <[Polygon<f64>; 1]>::try_from(polys) {
+                    Ok([one]) => Shape::Polygon(one),
+                    Err(many) => Shape::MultiPolygon(MultiPolygon(many)),
+                }
+            }
         })
     }
 }

@@ -1,6 +1,6 @@
 //! Tests of zone building: RON shapes, GeoJSON files, and the errors at their entries.
 
-use crate::event::{Point, Space};
+use crate::event::Point;
 use crate::model::{Model, NetError};
 use crate::spatial::Shape;
 
@@ -315,71 +315,4 @@ fn many_zones_pick_features_from_one_file() {
         Err(e) => e.to_string(),
     };
     assert!(e.contains("no feature has `name` = \"f99999\""), "{e}");
-}
-
-/// A net of more zones than are built on one thread: the zones built ahead on
-/// several threads, the GeoJSON ones among them read in order, are those of one
-/// zone at a time, and the bad ones are reported at their entries as one at a time
-/// reports them.
-#[test]
-fn many_zones_built_on_several_threads_are_those_of_one_at_a_time() {
-    let n = super::MIN_PARALLEL_ZONES + 2_000;
-    let entry = |i: usize| -> String {
-        let (x, y) = (
-            121.0 + (i % 100) as f64 * 0.001,
-            25.0 + (i / 100) as f64 * 0.001,
-        );
-        match i {
-            777 => format!("    \"z{i:05}\": Circle(center: ({x}, {y}), radius: -3.0),"),
-            5_000 => {
-                format!("    \"z{i:05}\": GeoJson(path: \"harbour.geojson\", name: \"harbour\"),")
-            }
-            9_999 => format!("    \"z{i:05}\": Polygon([(0.0, 0.0), (1.0, 0.0), (0.0, 0.0)]),"),
-            _ => match i % 3 {
-                0 => format!("    \"z{i:05}\": Circle(center: ({x}, {y}), radius: 50.0),"),
-                1 => format!(
-                    "    \"z{i:05}\": Rect(min: ({x}, {y}), max: ({}, {})),",
-                    x + 0.0005,
-                    y + 0.0005
-                ),
-                _ => format!(
-                    "    \"z{i:05}\": Polygon([({x}, {y}), ({}, {y}), ({x}, {})]),",
-                    x + 0.0005,
-                    y + 0.0005
-                ),
-            },
-        }
-    };
-    let zones: Vec<String> = (0..n).map(entry).collect();
-    let file = format!("{DATA}/net.ron");
-    let problems = errors("Wgs84", &zones.join("\n"));
-    let lines: Vec<usize> = problems.iter().map(|p| p.0).collect();
-    assert_eq!(lines, [4 + 777, 4 + 9_999], "{problems:?}");
-    assert!(problems[0].2.starts_with("zone `z00777`: `radius` must be"));
-    // Without the bad two: every zone is the one built from its entry alone.
-    let good: Vec<String> = (0..n)
-        .filter(|&i| i != 777 && i != 9_999)
-        .map(entry)
-        .collect();
-    let all = load(&file, &net("Wgs84", &good.join("\n"))).unwrap_or_else(|e| panic!("{e:?}"));
-    assert_eq!(all.zones.len(), n - 2);
-    for (i, text) in [
-        (1, &good[1]),
-        (2, &good[2]),
-        (3, &good[3]),
-        (4_998, &good[4_998]),
-    ] {
-        let one = load(&file, &net("Wgs84", text)).unwrap_or_else(|e| panic!("{e:?}"));
-        assert_eq!(
-            format!("{:?}", all.zones[i]),
-            format!("{:?}", one.zones[0]),
-            "zone {i}"
-        );
-    }
-    let harbour = all
-        .zones
-        .iter()
-        .find(|z| &*z.name == "z05000")
-        .expect("the GeoJSON zone");
-    assert!(harbour.contains(Space::Wgs84, pt(121.755, 25.155)));
 }
