@@ -1,25 +1,37 @@
-//! A raster over a zone bounded by straight edges (a polygon, a multipolygon or a
-//! rectangle) telling, cell by cell, which side of its boundary every point of the
-//! cell lies on, where one side holds for the whole cell by a given distance: the
-//! margin test of `Inside` answered, for most points, by one lookup.
+//! A raster over a zone (a polygon, a multipolygon, a rectangle or a circle) telling,
+//! cell by cell, which side of its boundary every point of the cell lies on, where
+//! one side holds for the whole cell by a given distance: the margin test of
+//! `Inside` answered, for most points, by one lookup.
 //!
-//! A cell is *settled* when its box, padded by `pad` in each coordinate, meets no
-//! edge of the zone. Every point of the cell is then more than `pad` away from every
-//! boundary point in one coordinate or the other, and all of the padded box lies on
-//! one side of the boundary (it is connected and does not cross it), the side of the
-//! cell's centre. Cells next to each other in a row that are both settled lie on one
-//! side as well, so the zone's own containment test is run once for each run of
-//! settled cells in a row. The caller chooses `pad` so that "more than `pad` in one
-//! coordinate" means "at least the margin" in its space.
+//! For a zone with straight edges a cell is *settled* when its box, padded by `pad`
+//! in each coordinate, meets no edge of the zone. Every point of the cell is then
+//! more than `pad` away from every boundary point in one coordinate or the other,
+//! and all of the padded box lies on one side of the boundary (it is connected and
+//! does not cross it), the side of the cell's centre. Cells next to each other in a
+//! row that are both settled lie on one side as well, so the zone's own containment
+//! test is run once for each run of settled cells in a row. The caller chooses `pad`
+//! so that "more than `pad` in one coordinate" means "at least the margin" in its
+//! space.
+//!
+//! For a circle a cell is settled when bounds on the distance from the centre to
+//! every point of it lie clear of the radius by the margin: the distances to the
+//! box on the plane; on WGS84 the great-circle bounds of the geodesic to the cell's
+//! centre, widened by the length of a path from there to anywhere in the cell. That
+//! decides as the circle's own test does, on geodesic distances.
 
 use geo_types::{LineString, Rect};
 
 use super::margin::{corners as rect_corners, Side};
+use super::metric::{geodesic_bounds, WGS84_A, WGS84_E2};
 use super::zone::{Shape, Zone};
 use crate::event::{Point, Space};
 
 /// The most cells one raster has.
 pub(crate) const MAX_CELLS: usize = 1 << 16;
+
+/// What settling one cell against a circle costs, in edge-against-cell tests (a
+/// great-circle distance on WGS84 takes about as long as this many).
+const CIRCLE_TESTS: usize = 8;
 
 const UNSETTLED: u8 = 0;
 const INSIDE: u8 = 1;
@@ -39,18 +51,26 @@ pub(crate) struct Sides {
 }
 
 impl Sides {
-    /// The raster of `zone` over `area`, in at most `cells` cells, settled by `pad`
-    /// (x and y, in coordinate units). `area` must hold the zone's points padded by
-    /// `pad`: a point outside it is outside the zone by the padding. `None` for a zone not bounded by straight edges (circles, sectors,
-    /// lines), for an area or a zone that is not finite, and for a zone whose raster
-    /// would take more edge-against-cell tests to lay out than `tests` has left
-    /// (which it spends, raster or not: a net's rasters cost bounded time to lay
-    /// out, however many vertices its zones have).
+    /// The raster of `zone` over `area`, in at most `cells` cells, settled by
+    /// `margin`. `area` must hold the zone's points padded by `pad`: a point outside
+    /// it is outside the zone by the margin.
+    ///
+    /// A zone with straight edges is settled where a cell padded by `pad` (x and y,
+    /// in coordinate units) meets no edge: the caller chooses `pad` so that a point
+    /// more than `pad` away in one coordinate is at least `margin` away. A circle is
+    /// settled where the distance from its centre to every point of the cell is
+    /// bounded clear of its radius by the margin: exactly on the plane; on WGS84 by
+    /// the great-circle bounds of the geodesic to the cell's centre and the length
+    /// of a path from it to the cell's corners. `None` for sectors and lines, for an
+    /// area or a zone that is not finite, and for a zone whose raster would take more
+    /// tests to lay out than `tests` has left (which it spends, raster or not: a
+    /// net's rasters cost bounded time to lay out, however many vertices its zones
+    /// have).
     pub(crate) fn new(
         zone: &Zone,
         space: Space,
         area: Rect<f64>,
-        pad: (f64, f64),
+        (pad, margin): ((f64, f64), f64),
         cells: usize,
         tests: &mut usize,
     ) -> Option<Sides> {
@@ -62,10 +82,20 @@ impl Sides {
                 corners = rect_corners(r);
                 vec![&corners[..]]
             }
+            Shape::Circle { center, radius } => {
+                let mut sides = Sides::blank(area, cells)?;
+                let finite = [center.x, center.y, *radius, margin]
+                    .iter()
+                    .all(|v| v.is_finite());
+                if !finite || margin < 0.0 {
+                    return None;
+                }
+                sides.circle(space, *center, *radius, margin, tests)?;
+                return Some(sides);
+            }
             _ => return None,
         };
-        let (lo, hi) = (area.min(), area.max());
-        let finite = [lo.x, lo.y, hi.x, hi.y, pad.0, pad.1]
+        let finite = [pad.0, pad.1]
             .iter()
             .chain(
                 rings
@@ -73,24 +103,11 @@ impl Sides {
                     .flat_map(|r| r.iter().flat_map(|p| [&p.x, &p.y])),
             )
             .all(|v| v.is_finite());
-        let (w, h) = (hi.x - lo.x, hi.y - lo.y);
-        if !(finite && w > 0.0 && h > 0.0) || pad.0 < 0.0 || pad.1 < 0.0 {
+        if !finite || pad.0 < 0.0 || pad.1 < 0.0 {
             return None;
         }
-        let cells = cells.clamp(1, MAX_CELLS);
-        let nx = ((cells as f64 * w / h).sqrt().round() as usize).clamp(1, cells);
-        let ny = (cells / nx).max(1);
-        let mut sides = Sides {
-            lo,
-            scale: (nx as f64 / w, ny as f64 / h),
-            nx,
-            ny,
-            cells: vec![OUTSIDE; nx * ny],
-        };
-        // Rounding slack: a point is put in a cell by a product that may round by a
-        // few units in the last place of the coordinates.
-        let eps = 1e-9 * (lo.x.abs() + lo.y.abs() + hi.x.abs() + hi.y.abs() + w + h);
-        let pad = (pad.0 + eps, pad.1 + eps);
+        let mut sides = Sides::blank(area, cells)?;
+        let pad = (pad.0 + sides.eps(), pad.1 + sides.eps());
         for ring in &rings {
             let Some(&last) = ring.last() else {
                 continue;
@@ -105,6 +122,77 @@ impl Sides {
         }
         sides.fill(zone, space);
         Some(sides)
+    }
+
+    /// A raster over `area` of at most `cells` cells, each settled outside (so far);
+    /// `None` for an area that is not finite or is empty.
+    fn blank(area: Rect<f64>, cells: usize) -> Option<Sides> {
+        let (lo, hi) = (area.min(), area.max());
+        let (w, h) = (hi.x - lo.x, hi.y - lo.y);
+        let finite = [lo.x, lo.y, hi.x, hi.y].iter().all(|v| v.is_finite());
+        if !(finite && w > 0.0 && h > 0.0) {
+            return None;
+        }
+        let cells = cells.clamp(1, MAX_CELLS);
+        let nx = ((cells as f64 * w / h).sqrt().round() as usize).clamp(1, cells);
+        let ny = (cells / nx).max(1);
+        Some(Sides {
+            lo,
+            scale: (nx as f64 / w, ny as f64 / h),
+            nx,
+            ny,
+            cells: vec![OUTSIDE; nx * ny],
+        })
+    }
+
+    /// Rounding slack in coordinate units: a point is put in a cell by a product
+    /// that may round by a few units in the last place of the coordinates.
+    fn eps(&self) -> f64 {
+        let (w, h) = (self.nx as f64 / self.scale.0, self.ny as f64 / self.scale.1);
+        1e-9 * (2.0 * (self.lo.x.abs() + self.lo.y.abs()) + 2.0 * (w + h))
+    }
+
+    /// Settles each cell against the circle of `radius` about `center` by `margin`:
+    /// inside where every point of the cell is nearer the centre than the radius
+    /// less the margin, outside where every point is farther than the radius and the
+    /// margin, unsettled elsewhere. Each cell costs [`CIRCLE_TESTS`] of `tests`.
+    fn circle(
+        &mut self,
+        space: Space,
+        center: Point,
+        radius: f64,
+        margin: f64,
+        tests: &mut usize,
+    ) -> Option<()> {
+        let need = self.cells.len().saturating_mul(CIRCLE_TESTS);
+        if need > *tests {
+            *tests = 0;
+            return None;
+        }
+        *tests -= need;
+        let eps = self.eps();
+        // Relative slack for the distances' rounding (and the geodesic's accuracy).
+        let slack = 1e-9 * (radius.abs() + margin) + 1e-6;
+        let (inner, outer) = (radius - margin - slack, radius + margin + slack);
+        for j in 0..self.ny {
+            for i in 0..self.nx {
+                let (lo, hi) = self.padded_cell(i, j, (eps, eps));
+                let (near, far) = match space {
+                    Space::Planar => planar_span(center, lo, hi),
+                    Space::Wgs84 => {
+                        geodesic_span(center, lo, hi).unwrap_or((f64::NEG_INFINITY, f64::INFINITY))
+                    }
+                };
+                self.cells[j * self.nx + i] = if far < inner {
+                    INSIDE
+                } else if near > outer {
+                    OUTSIDE
+                } else {
+                    UNSETTLED
+                };
+            }
+        }
+        Some(())
     }
 
     /// The side every point of `p`'s cell lies on, if the cell is settled;
@@ -220,6 +308,43 @@ impl Sides {
             }
         }
     }
+}
+
+/// The least and the greatest distance from `c` to the box from `lo` to `hi`.
+fn planar_span(c: Point, lo: Point, hi: Point) -> (f64, f64) {
+    let nx = (lo.x - c.x).max(0.0).max(c.x - hi.x);
+    let ny = (lo.y - c.y).max(0.0).max(c.y - hi.y);
+    let fx = (c.x - lo.x).abs().max((hi.x - c.x).abs());
+    let fy = (c.y - lo.y).abs().max((hi.y - c.y).abs());
+    (nx.hypot(ny), fx.hypot(fy))
+}
+
+/// Bounds on the WGS84 geodesic distance from `c` to every point of the lon/lat box
+/// from `lo` to `hi`: the great-circle bounds to the box's centre ([`geodesic_bounds`])
+/// widened by the length of a path from the centre to any point of the box, along
+/// its meridian and then along a parallel, each radius of curvature at most
+/// a / √(1 − e²). `None` for a box that reaches a pole or spans half a turn.
+fn geodesic_span(c: Point, lo: Point, hi: Point) -> Option<(f64, f64)> {
+    if lo.y.abs() >= 90.0 || hi.y.abs() >= 90.0 || hi.x - lo.x >= 180.0 {
+        return None;
+    }
+    let mid = Point {
+        x: 0.5 * (lo.x + hi.x),
+        y: 0.5 * (lo.y + hi.y),
+    };
+    let (near, far) = geodesic_bounds(c, mid)?;
+    let least_lat = if lo.y <= 0.0 && hi.y >= 0.0 {
+        0.0
+    } else {
+        lo.y.abs().min(hi.y.abs())
+    };
+    let most_radius = WGS84_A / (1.0 - WGS84_E2).sqrt();
+    let deg = std::f64::consts::PI / 180.0;
+    let reach = most_radius
+        * deg
+        * (0.5 * (hi.y - lo.y) + 0.5 * (hi.x - lo.x) * least_lat.to_radians().cos())
+        * (1.0 + 1e-9);
+    Some((near - reach, far + reach))
 }
 
 /// The rings (exteriors and holes) of `polys`, as slices of points.

@@ -61,7 +61,7 @@ fn a_square_is_settled_inside_in_its_middle_and_outside_past_its_corners() {
         &z,
         Space::Planar,
         area((-1.0, -1.0), (11.0, 11.0)),
-        (0.1, 0.1),
+        ((0.1, 0.1), 0.1),
         4096,
         &mut tests(),
     )
@@ -83,7 +83,7 @@ fn a_hole_is_outside_and_its_ring_unsettled() {
         &z,
         Space::Planar,
         area((-11.0, -11.0), (11.0, 11.0)),
-        (0.2, 0.2),
+        ((0.2, 0.2), 0.2),
         4096,
         &mut tests(),
     )
@@ -94,18 +94,52 @@ fn a_hole_is_outside_and_its_ring_unsettled() {
 }
 
 #[test]
-fn circles_sectors_and_lines_get_no_raster() {
+fn a_circle_is_settled_inside_and_out_and_sectors_and_lines_get_no_raster() {
     let a = area((-2.0, -2.0), (2.0, 2.0));
     let circle = zone(Shape::Circle {
         center: pt(0.0, 0.0),
         radius: 1.0,
     });
-    assert!(Sides::new(&circle, Space::Planar, a, (0.1, 0.1), 4096, &mut tests()).is_none());
+    let sides = Sides::new(
+        &circle,
+        Space::Planar,
+        a,
+        ((0.1, 0.1), 0.1),
+        4096,
+        &mut tests(),
+    )
+    .expect("a circle has a raster");
+    assert_eq!(sides.at(pt(0.0, 0.0)), Some(Side::Inside));
+    assert_eq!(sides.at(pt(1.5, 1.5)), Some(Side::Outside));
+    assert_eq!(sides.at(pt(0.0, 1.0)), None, "on the boundary");
+    let sector = zone(Shape::Sector {
+        center: pt(0.0, 0.0),
+        radius: 1.0,
+        from_deg: 0.0,
+        to_deg: 90.0,
+    });
+    assert!(Sides::new(
+        &sector,
+        Space::Planar,
+        a,
+        ((0.1, 0.1), 0.1),
+        4096,
+        &mut tests()
+    )
+    .is_none());
     let line = zone(Shape::line(
         LineString(vec![pt(0.0, 0.0), pt(1.0, 1.0)]),
         0.1,
     ));
-    assert!(Sides::new(&line, Space::Planar, a, (0.1, 0.1), 4096, &mut tests()).is_none());
+    assert!(Sides::new(
+        &line,
+        Space::Planar,
+        a,
+        ((0.1, 0.1), 0.1),
+        4096,
+        &mut tests()
+    )
+    .is_none());
 }
 
 #[test]
@@ -115,7 +149,7 @@ fn a_raster_never_has_more_cells_than_asked() {
         &z,
         Space::Planar,
         area((-1.0, -1.0), (1001.0, 2.0)),
-        (0.1, 0.1),
+        ((0.1, 0.1), 0.1),
         100,
         &mut tests(),
     )
@@ -130,28 +164,29 @@ fn a_raster_spends_its_tests_and_gives_up_when_they_run_out() {
     let z = zone(Shape::Polygon(poly));
     let a = area((-11.0, -11.0), (11.0, 11.0));
     let mut plenty = TESTS;
-    assert!(Sides::new(&z, Space::Planar, a, (0.2, 0.2), 4096, &mut plenty).is_some());
+    assert!(Sides::new(&z, Space::Planar, a, ((0.2, 0.2), 0.2), 4096, &mut plenty).is_some());
     let spent = TESTS - plenty;
     assert!(spent > 0);
     let mut short = spent - 1;
-    assert!(Sides::new(&z, Space::Planar, a, (0.2, 0.2), 4096, &mut short).is_none());
+    assert!(Sides::new(&z, Space::Planar, a, ((0.2, 0.2), 0.2), 4096, &mut short).is_none());
     assert_eq!(short, 0, "what was left is spent");
     let mut exact = spent;
-    assert!(Sides::new(&z, Space::Planar, a, (0.2, 0.2), 4096, &mut exact).is_some());
+    assert!(Sides::new(&z, Space::Planar, a, ((0.2, 0.2), 0.2), 4096, &mut exact).is_some());
 }
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(96))]
 
     /// Wherever a raster is settled, on the plane, the margin test gives its side, and
-    /// the point is more than the padding from the boundary.
+    /// the point is more than the margin from the boundary (polygons with holes,
+    /// multipolygons, rectangles, circles).
     #[test]
     fn settled_cells_answer_as_the_margin_test(
         shapes in prop::collection::vec(
             (0.0..1.0f64, 0.0..1.0f64, prop::collection::vec(0.05..0.4f64, 3..12), any::<bool>()),
             1..4,
         ),
-        kind in 0u8..3,
+        kind in 0u8..4,
         margin in 0.0..0.1f64,
         cells in 16usize..5000,
         points in prop::collection::vec((-1.0..2.0f64, -1.0..2.0f64), 64),
@@ -163,6 +198,10 @@ proptest! {
         let shape = match kind {
             0 => Shape::Polygon(polys[0].clone()),
             1 => Shape::MultiPolygon(MultiPolygon(polys)),
+            2 => {
+                let (x, y, r, _) = &shapes[0];
+                Shape::Circle { center: pt(*x, *y), radius: r[0] }
+            }
             _ => {
                 let (x, y, r, _) = &shapes[0];
                 Shape::Rect(area((*x, *y), (x + r[0], y + r[1])))
@@ -170,7 +209,7 @@ proptest! {
         };
         let z = zone(shape);
         let a = area((-0.6, -0.6), (1.6, 1.6));
-        let sides = Sides::new(&z, Space::Planar, a, (margin, margin), cells, &mut tests())
+        let sides = Sides::new(&z, Space::Planar, a, ((margin, margin), margin), cells, &mut tests())
             .expect("a shape with straight edges has a raster");
         let mut settled = 0;
         for (x, y) in points {

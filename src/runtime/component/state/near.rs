@@ -13,10 +13,11 @@
 //! would reach a pole or the antimeridian is tested at every occurrence, and every
 //! zone is at a longitude outside (-180, 180).
 //!
-//! A zone with straight edges (a polygon, a multipolygon or a rectangle) also has a
-//! raster over its padded boxes ([`Sides`]) whose cells lie, with that same padding,
-//! wholly on one side of its boundary: a report in such a cell takes the cell's
-//! side without a test. The rasters of one `Inside` share 2^20 cells.
+//! A polygon, multipolygon, rectangle or circle also has a raster over its padded
+//! boxes ([`Sides`]) whose cells lie wholly on one side of its boundary by the
+//! margin (for straight edges, by that same padding): a report in such a cell takes
+//! the cell's side without a test. The rasters of one `Inside` share 2^20 cells and
+//! 2^23 tests to lay them out.
 
 use geo_types::Rect;
 
@@ -46,7 +47,7 @@ struct Near {
     /// occurrence).
     padded: Option<Padded>,
     /// Where over its padded boxes its side is settled by the margin (see
-    /// [`Sides`]), for a zone with straight edges.
+    /// [`Sides`]), for a polygon, multipolygon, rectangle or circle.
     sides: Option<Sides>,
 }
 
@@ -261,7 +262,14 @@ impl NearZones {
         } else {
             cells.min(needed.max(MIN_CELLS as f64) as usize)
         };
-        Sides::new(zone, self.space, area, pad, cells, &mut self.tests)
+        Sides::new(
+            zone,
+            self.space,
+            area,
+            (pad, self.margin),
+            cells,
+            &mut self.tests,
+        )
     }
 }
 
