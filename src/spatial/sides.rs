@@ -237,29 +237,15 @@ impl Sides {
     /// Marks unsettled every cell whose box padded by `pad` meets the edge from `a`
     /// to `b`, spending the tests from `tests`; `false` when too few are left.
     fn mark(&mut self, a: Point, b: Point, pad: (f64, f64), tests: &mut usize) -> bool {
-        let range = |lo: f64, hi: f64, origin: f64, scale: f64, n: usize| {
-            // One cell more on each side than the padded edge's box reaches, against
-            // the rounding of the products.
-            let first = ((lo - origin) * scale).floor() - 1.0;
-            let last = ((hi - origin) * scale).floor() + 1.0;
-            let clamp = |v: f64| v.clamp(0.0, (n - 1) as f64) as usize;
-            (last >= 0.0 && first <= (n - 1) as f64).then(|| (clamp(first), clamp(last)))
+        let lo = Point {
+            x: a.x.min(b.x) - pad.0,
+            y: a.y.min(b.y) - pad.1,
         };
-        let xs = range(
-            a.x.min(b.x) - pad.0,
-            a.x.max(b.x) + pad.0,
-            self.lo.x,
-            self.scale.0,
-            self.nx,
-        );
-        let ys = range(
-            a.y.min(b.y) - pad.1,
-            a.y.max(b.y) + pad.1,
-            self.lo.y,
-            self.scale.1,
-            self.ny,
-        );
-        let (Some((i0, i1)), Some((j0, j1))) = (xs, ys) else {
+        let hi = Point {
+            x: a.x.max(b.x) + pad.0,
+            y: a.y.max(b.y) + pad.1,
+        };
+        let Some((i0, i1, j0, j1)) = self.cells_over(lo, hi) else {
             return true;
         };
         let need = (i1 - i0 + 1) * (j1 - j0 + 1);
@@ -280,6 +266,110 @@ impl Sides {
             }
         }
         true
+    }
+
+    /// The cells (columns `i0..=i1`, rows `j0..=j1`) a box from `lo` to `hi` overlaps,
+    /// and one more on each side against the rounding of the products; `None` when
+    /// it overlaps none.
+    fn cells_over(&self, lo: Point, hi: Point) -> Option<(usize, usize, usize, usize)> {
+        let range = |lo: f64, hi: f64, origin: f64, scale: f64, n: usize| {
+            let first = ((lo - origin) * scale).floor() - 1.0;
+            let last = ((hi - origin) * scale).floor() + 1.0;
+            let clamp = |v: f64| v.clamp(0.0, (n - 1) as f64) as usize;
+            (last >= 0.0 && first <= (n - 1) as f64).then(|| (clamp(first), clamp(last)))
+        };
+        let (i0, i1) = range(lo.x, hi.x, self.lo.x, self.scale.0, self.nx)?;
+        let (j0, j1) = range(lo.y, hi.y, self.lo.y, self.scale.1, self.ny)?;
+        Some((i0, i1, j0, j1))
+    }
+
+    /// The side every point of the box from `lo` to `hi` lies on, if the raster
+    /// settles all of it alike: the cells it overlaps (and one more on each side) all
+    /// inside, within the raster's area; or all outside, a part beyond the area
+    /// counting as outside.
+    fn span(&self, lo: Point, hi: Point) -> Option<Side> {
+        let fx0 = ((lo.x - self.lo.x) * self.scale.0).floor() - 1.0;
+        let fx1 = ((hi.x - self.lo.x) * self.scale.0).floor() + 1.0;
+        let fy0 = ((lo.y - self.lo.y) * self.scale.1).floor() - 1.0;
+        let fy1 = ((hi.y - self.lo.y) * self.scale.1).floor() + 1.0;
+        let (last_x, last_y) = ((self.nx - 1) as f64, (self.ny - 1) as f64);
+        if !(fx0 <= fx1 && fy0 <= fy1) {
+            return None;
+        }
+        let Some((i0, i1, j0, j1)) = self.cells_over(lo, hi) else {
+            return Some(Side::Outside);
+        };
+        let beyond = fx0 < 0.0 || fy0 < 0.0 || fx1 > last_x || fy1 > last_y;
+        let first = if beyond {
+            OUTSIDE
+        } else {
+            self.cells[j0 * self.nx + i0]
+        };
+        if first == UNSETTLED {
+            return None;
+        }
+        for j in j0..=j1 {
+            if self.cells[j * self.nx + i0..=j * self.nx + i1]
+                .iter()
+                .any(|&c| c != first)
+            {
+                return None;
+            }
+        }
+        Some(if first == INSIDE {
+            Side::Inside
+        } else {
+            Side::Outside
+        })
+    }
+
+    /// The raster over `area`, in at most `cells` cells, of several zones at once,
+    /// each given by the box its points lie in padded by the margin (outside it, a
+    /// point is outside the zone by the margin) and its own raster if it has one. A
+    /// cell is inside where some zone's raster is inside all over it, outside where
+    /// every zone is outside all over it, and unsettled elsewhere. `None` for an
+    /// area that is not finite, or when the work would pass what `tests` has left
+    /// (which it spends).
+    pub(crate) fn union<'a>(
+        area: Rect<f64>,
+        cells: usize,
+        zones: impl IntoIterator<Item = (Rect<f64>, Option<&'a Sides>)>,
+        tests: &mut usize,
+    ) -> Option<Sides> {
+        let mut all = Sides::blank(area, cells)?;
+        let eps = all.eps();
+        let (w, h) = (1.0 / all.scale.0, 1.0 / all.scale.1);
+        for (zone_area, sides) in zones {
+            let Some((i0, i1, j0, j1)) = all.cells_over(zone_area.min(), zone_area.max()) else {
+                continue;
+            };
+            // The cells of the zone's raster one of these spans.
+            let per = sides.map_or(1.0, |s| (w * s.scale.0 + 3.0) * (h * s.scale.1 + 3.0));
+            let need = ((i1 - i0 + 1) * (j1 - j0 + 1)) as f64 * per;
+            if need.is_nan() || need > *tests as f64 {
+                *tests = 0;
+                return None;
+            }
+            *tests -= need as usize;
+            for j in j0..=j1 {
+                for i in i0..=i1 {
+                    let k = j * all.nx + i;
+                    if all.cells[k] == INSIDE {
+                        continue;
+                    }
+                    let side = sides.and_then(|s| {
+                        let (lo, hi) = all.padded_cell(i, j, (eps, eps));
+                        s.span(lo, hi)
+                    });
+                    match side {
+                        Some(Side::Inside) => all.cells[k] = INSIDE,
+                        Some(Side::Outside) => {}
+                        _ => all.cells[k] = UNSETTLED,
+                    }
+                }
+            }
+        }
+        Some(all)
     }
 
     /// Gives each run of settled cells in a row the side of its first cell's centre.

@@ -17,7 +17,9 @@
 //! boxes ([`Sides`]) whose cells lie wholly on one side of its boundary by the
 //! margin (for straight edges, by that same padding): a report in such a cell takes
 //! the cell's side without a test. The rasters of one `Inside` share 2^20 cells and
-//! 2^23 tests to lay them out.
+//! 2^23 tests to lay them out. Over them, one raster of all the zones together
+//! ([`Sides::union`]) gives most reports the state's verdict in one lookup, before
+//! the index is asked.
 
 use geo_types::Rect;
 
@@ -33,6 +35,9 @@ const STATE_CELLS: usize = 1 << 20;
 /// The edge-against-cell tests laying out the rasters of one `Inside` may take, all
 /// its zones together (about a tenth of a second): past them, zones get none.
 const STATE_TESTS: usize = 1 << 23;
+
+/// The cells of the raster of all of one `Inside`'s zones together.
+const UNION_CELLS: usize = 1 << 16;
 
 /// A raster of fewer cells than this is not worth its lookup.
 const MIN_CELLS: usize = 16;
@@ -64,6 +69,10 @@ pub(crate) struct NearZones {
     always: Vec<usize>,
     /// The tests left for laying rasters out ([`STATE_TESTS`] at first).
     tests: usize,
+    /// The zones' rasters together ([`Sides::union`]): the verdict of most reports
+    /// in one lookup. None while a zone is tested at every occurrence, and from the
+    /// first move of a moving zone on.
+    all: Option<Box<Sides>>,
 }
 
 impl NearZones {
@@ -76,6 +85,7 @@ impl NearZones {
             index: BoxIndex::new(&[], IndexKind::Auto),
             always: Vec::new(),
             tests: STATE_TESTS,
+            all: None,
         };
         let cells = (STATE_CELLS / zones.len().max(1)).min(MAX_CELLS);
         for (i, (id, zone)) in zones.into_iter().enumerate() {
@@ -92,7 +102,23 @@ impl NearZones {
             });
         }
         near.lay_out();
+        near.all = near.union().map(Box::new);
         near
+    }
+
+    /// The raster of all the zones together, when every zone has padded boxes.
+    fn union(&mut self) -> Option<Sides> {
+        if !self.always.is_empty() {
+            return None;
+        }
+        let areas: Vec<(Rect<f64>, Option<&Sides>)> = self
+            .zones
+            .iter()
+            .filter_map(|near| Some((hull(near.padded.as_deref()?)?, near.sides.as_ref())))
+            .collect();
+        let boxes: Vec<Rect<f64>> = areas.iter().map(|(r, _)| *r).collect();
+        let area = hull(&boxes)?;
+        Sides::union(area, UNION_CELLS, areas, &mut self.tests)
     }
 
     /// Lays every padded box out again in the index.
@@ -122,6 +148,8 @@ impl NearZones {
         let Some(i) = self.zones.iter().position(|near| near.id == z) else {
             return;
         };
+        // The zones' raster together no longer holds.
+        self.all = None;
         let place = slot_u32(i);
         if let Some(old) = self.zones[i].padded.take() {
             for r in &old {
@@ -170,6 +198,11 @@ impl NearZones {
                 return Some(true);
             }
         } else {
+            match self.all.as_ref().and_then(|all| all.at(p)) {
+                Some(Side::Inside) => return Some(true),
+                Some(Side::Outside) => return Some(false),
+                _ => {}
+            }
             if self.always.iter().any(|&i| test(&self.zones[i].zone)) {
                 return Some(true);
             }
