@@ -18,6 +18,10 @@
 //! box on the plane; on WGS84 the great-circle bounds of the geodesic to the cell's
 //! centre, widened by the length of a path from there to anywhere in the cell. That
 //! decides as the circle's own test does, on geodesic distances.
+//!
+//! The rasters of several zones combine into one (`Sides::union`): a cell is inside
+//! where some zone's raster is inside all over it, outside where every zone's is
+//! outside all over it, unsettled elsewhere.
 
 use geo_types::{LineString, Rect};
 
