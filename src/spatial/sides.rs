@@ -8,10 +8,10 @@
 //! more than `pad` away from every boundary point in one coordinate or the other,
 //! and all of the padded box lies on one side of the boundary (it is connected and
 //! does not cross it), the side of the cell's centre. Cells next to each other in a
-//! row that are both settled lie on one side as well, so the zone's own containment
-//! test is run once for each run of settled cells in a row. The caller chooses `pad`
-//! so that "more than `pad` in one coordinate" means "at least the margin" in its
-//! space.
+//! row or a column that are both settled lie on one side as well, so the zone's own
+//! containment test is run only for a run of settled cells in a row with none
+//! settled above it. The caller chooses `pad` so that "more than `pad` in one
+//! coordinate" means "at least the margin" in its space.
 //!
 //! For a circle a cell is settled when bounds on the distance from the centre to
 //! every point of it lie clear of the radius by the margin: the distances to the
@@ -124,8 +124,8 @@ impl Sides {
                 a = b;
             }
         }
-        sides.fill(zone, space);
-        Some(sides)
+        let vertices = rings.iter().map(|r| r.len()).sum::<usize>().max(1);
+        sides.fill(zone, space, vertices, tests).then_some(sides)
     }
 
     /// A raster over `area` of at most `cells` cells, each settled outside (so far);
@@ -376,31 +376,55 @@ impl Sides {
         Some(all)
     }
 
-    /// Gives each run of settled cells in a row the side of its first cell's centre.
-    fn fill(&mut self, zone: &Zone, space: Space) {
+    /// Gives each run of settled cells in a row a side: that of a settled cell just
+    /// above it, or else that of its first cell's centre, which costs the zone's
+    /// `vertices` from `tests`; `false` when too few are left.
+    fn fill(&mut self, zone: &Zone, space: Space, vertices: usize, tests: &mut usize) -> bool {
         for j in 0..self.ny {
-            let mut run: Option<u8> = None;
-            for i in 0..self.nx {
-                let k = j * self.nx + i;
-                if self.cells[k] == UNSETTLED {
-                    run = None;
+            let mut i = 0;
+            while i < self.nx {
+                if self.cells[j * self.nx + i] == UNSETTLED {
+                    i += 1;
                     continue;
                 }
-                let side = *run.get_or_insert_with(|| {
-                    let (lo, hi) = self.padded_cell(i, j, (0.0, 0.0));
-                    let centre = Point {
-                        x: 0.5 * (lo.x + hi.x),
-                        y: 0.5 * (lo.y + hi.y),
-                    };
-                    if zone.contains(space, centre) {
-                        INSIDE
-                    } else {
-                        OUTSIDE
+                let start = i;
+                while i < self.nx && self.cells[j * self.nx + i] != UNSETTLED {
+                    i += 1;
+                }
+                // Cells next to each other, in a row or a column, both settled, lie on
+                // one side: their padded boxes overlap and neither meets the boundary.
+                let above = (j > 0)
+                    .then(|| {
+                        self.cells[(j - 1) * self.nx + start..(j - 1) * self.nx + i]
+                            .iter()
+                            .copied()
+                            .find(|&c| c != UNSETTLED)
+                    })
+                    .flatten();
+                let side = match above {
+                    Some(side) => side,
+                    None => {
+                        if vertices > *tests {
+                            *tests = 0;
+                            return false;
+                        }
+                        *tests -= vertices;
+                        let (lo, hi) = self.padded_cell(start, j, (0.0, 0.0));
+                        let centre = Point {
+                            x: 0.5 * (lo.x + hi.x),
+                            y: 0.5 * (lo.y + hi.y),
+                        };
+                        if zone.contains(space, centre) {
+                            INSIDE
+                        } else {
+                            OUTSIDE
+                        }
                     }
-                });
-                self.cells[k] = side;
+                };
+                self.cells[j * self.nx + start..j * self.nx + i].fill(side);
             }
         }
+        true
     }
 }
 
