@@ -249,7 +249,7 @@ impl Sides {
             x: a.x.max(b.x) + pad.0,
             y: a.y.max(b.y) + pad.1,
         };
-        let Some((i0, i1, j0, j1)) = self.cells_over(lo, hi) else {
+        let Some((i0, i1, j0, j1, _)) = self.cells_over(lo, hi) else {
             return true;
         };
         let need = (i1 - i0 + 1) * (j1 - j0 + 1);
@@ -273,18 +273,20 @@ impl Sides {
     }
 
     /// The cells (columns `i0..=i1`, rows `j0..=j1`) a box from `lo` to `hi` overlaps,
-    /// and one more on each side against the rounding of the products; `None` when
-    /// it overlaps none.
-    fn cells_over(&self, lo: Point, hi: Point) -> Option<(usize, usize, usize, usize)> {
+    /// and one more on each side against the rounding of the products, and whether
+    /// that reaches past the raster's area; `None` when it overlaps none.
+    fn cells_over(&self, lo: Point, hi: Point) -> Option<(usize, usize, usize, usize, bool)> {
         let range = |lo: f64, hi: f64, origin: f64, scale: f64, n: usize| {
             let first = ((lo - origin) * scale).floor() - 1.0;
             let last = ((hi - origin) * scale).floor() + 1.0;
-            let clamp = |v: f64| v.clamp(0.0, (n - 1) as f64) as usize;
-            (last >= 0.0 && first <= (n - 1) as f64).then(|| (clamp(first), clamp(last)))
+            let top = (n - 1) as f64;
+            let clamp = |v: f64| v.clamp(0.0, top) as usize;
+            (last >= 0.0 && first <= top)
+                .then(|| (clamp(first), clamp(last), first < 0.0 || last > top))
         };
-        let (i0, i1) = range(lo.x, hi.x, self.lo.x, self.scale.0, self.nx)?;
-        let (j0, j1) = range(lo.y, hi.y, self.lo.y, self.scale.1, self.ny)?;
-        Some((i0, i1, j0, j1))
+        let (i0, i1, past_x) = range(lo.x, hi.x, self.lo.x, self.scale.0, self.nx)?;
+        let (j0, j1, past_y) = range(lo.y, hi.y, self.lo.y, self.scale.1, self.ny)?;
+        Some((i0, i1, j0, j1, past_x || past_y))
     }
 
     /// The side every point of the box from `lo` to `hi` lies on, if the raster
@@ -292,18 +294,12 @@ impl Sides {
     /// inside, within the raster's area; or all outside, a part beyond the area
     /// counting as outside.
     fn span(&self, lo: Point, hi: Point) -> Option<Side> {
-        let fx0 = ((lo.x - self.lo.x) * self.scale.0).floor() - 1.0;
-        let fx1 = ((hi.x - self.lo.x) * self.scale.0).floor() + 1.0;
-        let fy0 = ((lo.y - self.lo.y) * self.scale.1).floor() - 1.0;
-        let fy1 = ((hi.y - self.lo.y) * self.scale.1).floor() + 1.0;
-        let (last_x, last_y) = ((self.nx - 1) as f64, (self.ny - 1) as f64);
-        if !(fx0 <= fx1 && fy0 <= fy1) {
+        if !(lo.x <= hi.x && lo.y <= hi.y) {
             return None;
         }
-        let Some((i0, i1, j0, j1)) = self.cells_over(lo, hi) else {
+        let Some((i0, i1, j0, j1, beyond)) = self.cells_over(lo, hi) else {
             return Some(Side::Outside);
         };
-        let beyond = fx0 < 0.0 || fy0 < 0.0 || fx1 > last_x || fy1 > last_y;
         let first = if beyond {
             OUTSIDE
         } else {
@@ -344,7 +340,7 @@ impl Sides {
         let eps = all.eps();
         let (w, h) = (1.0 / all.scale.0, 1.0 / all.scale.1);
         for (zone_area, sides) in zones {
-            let Some((i0, i1, j0, j1)) = all.cells_over(zone_area.min(), zone_area.max()) else {
+            let Some((i0, i1, j0, j1, _)) = all.cells_over(zone_area.min(), zone_area.max()) else {
                 continue;
             };
             // The cells of the zone's raster one of these spans.

@@ -14,6 +14,19 @@ fn tests() -> usize {
     TESTS
 }
 
+/// The planar raster of `z` over `a` settled by `margin` (padded by it), in at
+/// most `cells` cells, with tests enough.
+fn planar(z: &Zone, a: Rect<f64>, margin: f64, cells: usize) -> Option<Sides> {
+    Sides::new(
+        z,
+        Space::Planar,
+        a,
+        ((margin, margin), margin),
+        cells,
+        &mut tests(),
+    )
+}
+
 fn pt(x: f64, y: f64) -> Point {
     Point { x, y }
 }
@@ -57,15 +70,8 @@ fn star(cx: f64, cy: f64, radii: &[f64], hole: bool) -> Polygon<f64> {
 #[test]
 fn a_square_is_settled_inside_in_its_middle_and_outside_past_its_corners() {
     let z = zone(Shape::Rect(area((0.0, 0.0), (10.0, 10.0))));
-    let sides = Sides::new(
-        &z,
-        Space::Planar,
-        area((-1.0, -1.0), (11.0, 11.0)),
-        ((0.1, 0.1), 0.1),
-        4096,
-        &mut tests(),
-    )
-    .expect("a rectangle has a raster");
+    let sides =
+        planar(&z, area((-1.0, -1.0), (11.0, 11.0)), 0.1, 4096).expect("a rectangle has a raster");
     assert_eq!(sides.at(pt(5.0, 5.0)), Some(Side::Inside));
     assert_eq!(sides.at(pt(-0.8, -0.8)), Some(Side::Outside));
     // Within the margin of an edge; off the raster's area; not a number.
@@ -79,15 +85,8 @@ fn a_square_is_settled_inside_in_its_middle_and_outside_past_its_corners() {
 fn a_hole_is_outside_and_its_ring_unsettled() {
     let poly = star(0.0, 0.0, &[10.0; 12], true);
     let z = zone(Shape::Polygon(poly));
-    let sides = Sides::new(
-        &z,
-        Space::Planar,
-        area((-11.0, -11.0), (11.0, 11.0)),
-        ((0.2, 0.2), 0.2),
-        4096,
-        &mut tests(),
-    )
-    .expect("a polygon has a raster");
+    let sides =
+        planar(&z, area((-11.0, -11.0), (11.0, 11.0)), 0.2, 4096).expect("a polygon has a raster");
     assert_eq!(sides.at(pt(0.0, 0.0)), Some(Side::Outside));
     assert_eq!(sides.at(pt(7.0, 0.0)), Some(Side::Inside));
     assert_eq!(sides.at(pt(5.0, 0.0)), None);
@@ -100,15 +99,7 @@ fn a_circle_is_settled_inside_and_out_and_sectors_and_lines_get_no_raster() {
         center: pt(0.0, 0.0),
         radius: 1.0,
     });
-    let sides = Sides::new(
-        &circle,
-        Space::Planar,
-        a,
-        ((0.1, 0.1), 0.1),
-        4096,
-        &mut tests(),
-    )
-    .expect("a circle has a raster");
+    let sides = planar(&circle, a, 0.1, 4096).expect("a circle has a raster");
     assert_eq!(sides.at(pt(0.0, 0.0)), Some(Side::Inside));
     assert_eq!(sides.at(pt(1.5, 1.5)), Some(Side::Outside));
     assert_eq!(sides.at(pt(0.0, 1.0)), None, "on the boundary");
@@ -118,42 +109,19 @@ fn a_circle_is_settled_inside_and_out_and_sectors_and_lines_get_no_raster() {
         from_deg: 0.0,
         to_deg: 90.0,
     });
-    assert!(Sides::new(
-        &sector,
-        Space::Planar,
-        a,
-        ((0.1, 0.1), 0.1),
-        4096,
-        &mut tests()
-    )
-    .is_none());
+    assert!(planar(&sector, a, 0.1, 4096).is_none());
     let line = zone(Shape::line(
         LineString(vec![pt(0.0, 0.0), pt(1.0, 1.0)]),
         0.1,
     ));
-    assert!(Sides::new(
-        &line,
-        Space::Planar,
-        a,
-        ((0.1, 0.1), 0.1),
-        4096,
-        &mut tests()
-    )
-    .is_none());
+    assert!(planar(&line, a, 0.1, 4096).is_none());
 }
 
 #[test]
 fn a_raster_never_has_more_cells_than_asked() {
     let z = zone(Shape::Rect(area((0.0, 0.0), (1000.0, 1.0))));
-    let sides = Sides::new(
-        &z,
-        Space::Planar,
-        area((-1.0, -1.0), (1001.0, 2.0)),
-        ((0.1, 0.1), 0.1),
-        100,
-        &mut tests(),
-    )
-    .expect("a rectangle has a raster");
+    let sides =
+        planar(&z, area((-1.0, -1.0), (1001.0, 2.0)), 0.1, 100).expect("a rectangle has a raster");
     assert!(sides.nx * sides.ny <= 100, "{} × {}", sides.nx, sides.ny);
     assert!(sides.nx > sides.ny);
 }
@@ -209,7 +177,7 @@ proptest! {
         };
         let z = zone(shape);
         let a = area((-0.6, -0.6), (1.6, 1.6));
-        let sides = Sides::new(&z, Space::Planar, a, ((margin, margin), margin), cells, &mut tests())
+        let sides = planar(&z, a, margin, cells)
             .expect("a shape with straight edges has a raster");
         let mut settled = 0;
         for (x, y) in points {

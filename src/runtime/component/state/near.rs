@@ -42,6 +42,11 @@ const UNION_CELLS: usize = 1 << 16;
 /// A raster of fewer cells than this is not worth its lookup.
 const MIN_CELLS: usize = 16;
 
+/// The cells each zone's raster may have in an `Inside` of `zones` zones.
+fn cells_per_zone(zones: usize) -> usize {
+    (STATE_CELLS / zones.max(1)).min(MAX_CELLS)
+}
+
 /// One zone of an `Inside`.
 #[derive(Clone, Debug)]
 struct Near {
@@ -87,7 +92,7 @@ impl NearZones {
             tests: STATE_TESTS,
             all: None,
         };
-        let cells = (STATE_CELLS / zones.len().max(1)).min(MAX_CELLS);
+        let cells = cells_per_zone(zones.len());
         for (i, (id, zone)) in zones.into_iter().enumerate() {
             let padded = near.padded(&zone);
             if padded.is_none() {
@@ -167,7 +172,7 @@ impl NearZones {
             }
             None => self.always.push(i),
         }
-        let cells = (STATE_CELLS / self.zones.len()).min(MAX_CELLS);
+        let cells = cells_per_zone(self.zones.len());
         let sides = self.sides(zone, boxes.as_deref(), cells);
         self.zones[i] = Near {
             id: z,
