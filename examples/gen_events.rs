@@ -2,6 +2,7 @@
 //!
 //! ```text
 //! cargo run --release --features bench --example gen_events -- uniform 1000000 > /tmp/uniform.jsonl
+//! cargo run --release --features bench --example gen_events -- uniform_wgs84 1000000 > /tmp/uniform_wgs84.jsonl
 //! cargo run --release --features bench --example gen_events -- harbour 3000 [objects] [seed]
 //! ```
 
@@ -20,9 +21,10 @@ fn main() -> io::Result<()> {
     let seed: u64 = args.get(3).and_then(|s| s.parse().ok()).unwrap_or(7);
     let mut gen = match scenario {
         "uniform" => stream::Gen::uniform(seed),
+        "uniform_wgs84" => stream::Gen::uniform_wgs84(seed),
         "harbour" => stream::Gen::harbour(seed, objects.max(1)),
         other => {
-            eprintln!("gen_events: unknown scenario {other:?} (uniform or harbour)");
+            eprintln!("gen_events: unknown scenario {other:?} (uniform, uniform_wgs84 or harbour)");
             std::process::exit(2);
         }
     };
