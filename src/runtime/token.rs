@@ -47,11 +47,71 @@ pub(crate) struct Since {
 
 /// The key value of one state: none (one state for the stream), one attribute value,
 /// or an unordered pair of different values (kept in order).
-#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) enum StateKeyVal {
     Whole,
     One(KeyVal),
     Pair(KeyVal, KeyVal),
+}
+
+/// The variant, then the values: as [`StateKeyRef`] hashes the same key value.
+impl Hash for StateKeyVal {
+    fn hash<H: Hasher>(&self, h: &mut H) {
+        match self {
+            StateKeyVal::Whole => h.write_u8(0),
+            StateKeyVal::One(k) => {
+                h.write_u8(1);
+                k.hash(h);
+            }
+            StateKeyVal::Pair(a, b) => {
+                h.write_u8(2);
+                a.hash(h);
+                b.hash(h);
+            }
+        }
+    }
+}
+
+/// A state's key value borrowed from the token that names it: a look-up by it
+/// finds what one by the owned [`StateKeyVal`] finds, without making one.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum StateKeyRef<'a> {
+    /// A key value as a state keeps it (`Whole`, or a transition's pair).
+    Val(&'a StateKeyVal),
+    /// One attribute value: `StateKeyVal::One` of it.
+    One(&'a KeyVal),
+}
+
+impl StateKeyRef<'_> {
+    /// The owned key value.
+    pub(crate) fn to_owned(self) -> StateKeyVal {
+        match self {
+            StateKeyRef::Val(k) => k.clone(),
+            StateKeyRef::One(k) => StateKeyVal::One(k.clone()),
+        }
+    }
+
+    /// Is this the key value `k`?
+    pub(crate) fn is(self, k: &StateKeyVal) -> bool {
+        match (self, k) {
+            (StateKeyRef::Val(a), b) => a == b,
+            (StateKeyRef::One(a), StateKeyVal::One(b)) => a == b,
+            (StateKeyRef::One(_), _) => false,
+        }
+    }
+}
+
+/// As the owned key value hashes.
+impl Hash for StateKeyRef<'_> {
+    fn hash<H: Hasher>(&self, h: &mut H) {
+        match self {
+            StateKeyRef::Val(k) => k.hash(h),
+            StateKeyRef::One(k) => {
+                h.write_u8(1);
+                k.hash(h);
+            }
+        }
+    }
 }
 
 /// An input event as tokens carry it: the event, and its values of the attributes

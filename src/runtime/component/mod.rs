@@ -55,6 +55,9 @@ pub(crate) struct Cx<'a> {
     /// The tokens this component makes now would be dropped unread (an observed event's
     /// step, and nothing reads the component's output place): a component may skip making them.
     pub(crate) discard: bool,
+    /// Tokens a state has let go of (see `state::Graves`): the detector hands their
+    /// events, when nothing else holds them, to its caller to free.
+    pub(crate) released: &'a mut Vec<Token>,
 }
 
 impl Cx<'_> {
@@ -111,9 +114,7 @@ impl Component {
             | Component::Silent(_)
             | Component::Lasting(_)
             | Component::Close(_)
-            | Component::Combine(_) => {
-                self.fire_step(std::slice::from_ref(&(role, tok.clone())), cx)
-            }
+            | Component::Combine(_) => self.fire_step(&[(role, tok)], cx),
         }
     }
 
@@ -153,7 +154,7 @@ impl Component {
 
     /// Every token of a step at once, by input arc then arrival (states: an on and an
     /// off of one step cancel, and the first cause by ids is chosen among them all).
-    pub(crate) fn fire_step(&mut self, inbox: &[(usize, Token)], cx: &mut Cx<'_>) {
+    pub(crate) fn fire_step(&mut self, inbox: &[(usize, &Token)], cx: &mut Cx<'_>) {
         match self {
             Component::Toggle(u) => u.fire_step(inbox, cx),
             Component::Stationary(u) => u.fire_step(inbox, cx),

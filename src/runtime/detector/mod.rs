@@ -62,8 +62,12 @@ pub struct Detector {
     serial: u64,
     seq: u64,
     processed: u64,
-    /// Per component: tokens that arrived this step, with their input arc.
-    inbox: Vec<Vec<(usize, Token)>>,
+    /// Per component: the tokens that arrived this step, as their input arc and
+    /// their place in `held`.
+    inbox: Vec<Vec<(u32, u32)>>,
+    /// The tokens of the current step that components read, each kept once however
+    /// many components read it (an inbox names it), and dropped when the step ends.
+    held: Vec<Token>,
     /// Units with a non-empty inbox, taken in topological order.
     dirty: Dirty,
     produced: Vec<Token>,
@@ -74,6 +78,9 @@ pub struct Detector {
     emitted: Vec<Detection>,
     /// The current step is an observed event's: it makes no detections.
     quiet: bool,
+    /// Tokens the states let go of in the steps since the last event (see
+    /// [`Detector::push_into_spent`]).
+    released: Vec<Token>,
 }
 
 impl Detector {
@@ -104,12 +111,14 @@ impl Detector {
             seq: 0,
             processed: 0,
             inbox: vec![Vec::new(); n],
+            held: Vec::new(),
             dirty: Dirty::new(n),
             produced: Vec::new(),
             routed: Vec::new(),
             counts,
             emitted: Vec::new(),
             quiet: false,
+            released: Vec::new(),
             program,
             options,
         }
@@ -189,14 +198,17 @@ impl Detector {
     ///
     /// As [`Detector::push`].
     pub fn push_into(&mut self, event: Event, out: &mut Vec<Detection>) -> Result<(), PushError> {
-        self.step_event(event, out).0
+        let pushed = self.step_event(event, out).0;
+        self.released.clear();
+        pushed
     }
 
     /// Like [`Detector::push_into`], and appends the event to `spent` when the net
-    /// kept no part of it (most events, in most nets) or refused it, so that the caller
-    /// chooses where it is dropped. `ccpn-run` hands `spent` back to the thread that
-    /// reads the input, so that the detector's thread does not spend its time freeing
-    /// events.
+    /// kept no part of it (most events, in most nets) or refused it, and so too any
+    /// earlier event the net has now let go of (a state's report replaced by a newer
+    /// one), so that the caller chooses where they are dropped. `ccpn-run` hands
+    /// `spent` back to the thread that reads the input, so that the detector's thread
+    /// does not spend its time freeing events.
     ///
     /// ```
     /// use ccpn::{Detector, Event, Net, Timestamp};
@@ -233,6 +245,11 @@ impl Detector {
                 }
             }
         }
+        for tok in self.released.drain(..) {
+            if let Some(term) = Arc::into_inner(tok.term) {
+                spent.push(term.into_event());
+            }
+        }
         pushed
     }
 
@@ -262,7 +279,7 @@ impl Detector {
         // The atomic components read the type's source place first: fire them here
         // rather than through the step's inbox (their consumers all come later).
         atomics.each(&tok.term, |id| {
-            self.fire(id, step, |u, cx| u.fire(0, &tok, cx))
+            self.fire(id, step, |u, cx, _| u.fire(0, &tok, cx))
         });
         self.run_step(step, out);
         (Ok(()), Left::Term(tok.term))
@@ -277,6 +294,7 @@ impl Detector {
             self.run_timers(time, false, &mut out);
             self.now = time;
         }
+        self.released.clear();
         out
     }
 
@@ -308,6 +326,7 @@ impl Detector {
         let mut out = Vec::new();
         let now = self.now;
         self.run_timers(now, true, &mut out);
+        self.released.clear();
         out
     }
 
@@ -365,7 +384,7 @@ impl Detector {
                     }
                     (_, Some((c, tag))) => {
                         due.next();
-                        self.fire(c, step, |u, cx| u.tick(at, tag, bound, cx));
+                        self.fire(c, step, |u, cx, _| u.tick(at, tag, bound, cx));
                     }
                     (Some(_), None) => {
                         self.run_component(step);
@@ -373,6 +392,7 @@ impl Detector {
                     (None, None) => break,
                 }
             }
+            self.held.clear();
             out.append(&mut self.emitted);
         }
     }

@@ -8,14 +8,16 @@ use crate::runtime::component::{Component, Cx};
 use crate::runtime::detection::Detection;
 use crate::runtime::dirty::Dirty;
 use crate::runtime::token::Token;
+use smallvec::SmallVec;
 
 impl Detector {
-    /// Runs `f` on component `id` and fans its new tokens out along the connection transitions.
+    /// Runs `f` on component `id` (with the step's held tokens, which its inbox
+    /// names) and fans its new tokens out along the connection transitions.
     pub(super) fn fire(
         &mut self,
         id: usize,
         step: u64,
-        f: impl FnOnce(&mut Component, &mut Cx<'_>),
+        f: impl FnOnce(&mut Component, &mut Cx<'_>, &[Token]),
     ) {
         let Detector {
             program,
@@ -26,12 +28,14 @@ impl Detector {
             serial,
             seq,
             inbox,
+            held,
             dirty,
             produced,
             routed,
             emitted,
             counts,
             quiet,
+            released,
             ..
         } = self;
         let quiet = *quiet;
@@ -46,9 +50,13 @@ impl Detector {
             out: produced,
             routed,
             counts,
+            released,
         };
-        f(&mut components[id], &mut cx);
+        f(&mut components[id], &mut cx, held);
         let made = produced.len() + routed.len();
+        if made == 0 {
+            return;
+        }
         let allowed = budget.allow(step, made);
         if allowed < made {
             // The step has made all the tokens one step may: the rest are not made.
@@ -67,27 +75,25 @@ impl Detector {
             }
             let zones = &program.model.zones;
             let outputs = &program.outputs[node];
+            let consumers = &program.consumers[node];
             if quiet {
                 // Detections of an observed event are not made; the token goes on
                 // to the components that read it.
-                for &(c, role) in &program.consumers[node] {
-                    deliver(inbox, dirty, c, role, tok.clone());
+                if !consumers.is_empty() {
+                    hold(inbox, held, dirty, consumers, tok);
                 }
                 continue;
             }
-            match program.consumers[node].split_last() {
-                Some(((last, last_role), rest)) => {
+            match consumers.is_empty() {
+                false => {
                     for name in outputs {
                         emitted.push(Detection::from_token(name.clone(), *seq, &tok, zones));
                         *seq += 1;
                     }
-                    for &(c, role) in rest {
-                        deliver(inbox, dirty, c, role, tok.clone());
-                    }
-                    deliver(inbox, dirty, *last, *last_role, tok);
+                    hold(inbox, held, dirty, consumers, tok);
                 }
                 // Read by nothing else: the last detection takes the token's constituents.
-                None => {
+                true => {
                     if let Some((last, rest)) = outputs.split_last() {
                         for name in rest {
                             emitted.push(Detection::from_token(name.clone(), *seq, &tok, zones));
@@ -104,6 +110,7 @@ impl Detector {
     /// Fires every component that received tokens in this step, in topological order.
     pub(super) fn run_step(&mut self, step: u64, out: &mut Vec<Detection>) {
         while self.run_component(step) {}
+        self.held.clear();
         out.append(&mut self.emitted);
     }
 
@@ -114,15 +121,26 @@ impl Detector {
             return false;
         };
         let mut inbox = std::mem::take(&mut self.inbox[id]);
-        inbox.sort_by_key(|(role, _)| *role);
+        if inbox.len() > 1 {
+            // By input arc, then arrival (the sort is stable).
+            inbox.sort_by_key(|&(role, _)| role);
+        }
         if self.components[id].fires_per_step() {
-            self.fire(id, step, |u, cx| u.fire_step(&inbox, cx));
-            inbox.clear();
+            self.fire(id, step, |u, cx, held| {
+                let toks: SmallVec<[(usize, &Token); 4]> = inbox
+                    .iter()
+                    .map(|&(role, i)| (role as usize, &held[i as usize]))
+                    .collect();
+                u.fire_step(&toks, cx);
+            });
         } else {
-            for (role, tok) in inbox.drain(..) {
-                self.fire(id, step, |u, cx| u.fire(role, &tok, cx));
+            for &(role, i) in &inbox {
+                self.fire(id, step, |u, cx, held| {
+                    u.fire(role as usize, &held[i as usize], cx);
+                });
             }
         }
+        inbox.clear();
         // Keep the allocation for the next step.
         if self.inbox[id].is_empty() {
             self.inbox[id] = inbox;
@@ -131,16 +149,21 @@ impl Detector {
     }
 }
 
-/// Puts `tok` in the input place `role` of component `component`, marking the component to fire.
-fn deliver(
-    inbox: &mut [Vec<(usize, Token)>],
+/// Keeps `tok` for the rest of the step and puts it in the input place of each of
+/// its `consumers` (component, input arc), marking them to fire.
+fn hold(
+    inbox: &mut [Vec<(u32, u32)>],
+    held: &mut Vec<Token>,
     dirty: &mut Dirty,
-    component: usize,
-    role: usize,
+    consumers: &[(usize, usize)],
     tok: Token,
 ) {
-    if inbox[component].is_empty() {
-        dirty.mark(component);
+    let i = u32::try_from(held.len()).expect("fewer than 2^32 tokens in a step");
+    held.push(tok);
+    for &(c, role) in consumers {
+        if inbox[c].is_empty() {
+            dirty.mark(c);
+        }
+        inbox[c].push((role as u32, i));
     }
-    inbox[component].push((role, tok));
 }

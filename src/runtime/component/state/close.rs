@@ -155,12 +155,12 @@ impl Close {
         }
     }
 
-    pub(crate) fn fire_step(&mut self, inbox: &[(usize, Token)], cx: &mut Cx<'_>) {
+    pub(crate) fn fire_step(&mut self, inbox: &[(usize, &Token)], cx: &mut Cx<'_>) {
         self.sweep(cx.now, cx);
         // One new latest occurrence per value: the step's first by ids.
         type Occurrences<'t> = (&'t KeyVal, SmallVec<[&'t Token; 1]>);
         let mut values: SmallVec<[Occurrences<'_>; 1]> = SmallVec::new();
-        for (_, tok) in inbox {
+        for &(_, tok) in inbox {
             if tok.term.location.is_none() {
                 continue;
             }
@@ -317,7 +317,7 @@ impl Close {
         };
         let old = self.values.get_mut(m).latest.replace((c, y.clone()));
         if let Some((_, old)) = old {
-            self.graves.bury(old);
+            self.graves.bury(old, cx.released);
         }
         self.cells.entry(c).or_default().push(Latest {
             at: p,

@@ -51,15 +51,15 @@ impl Combine {
     }
 
     /// One step's operand transitions, sorted by input arc (operand position).
-    pub(crate) fn fire_step(&mut self, inbox: &[(usize, Token)], cx: &mut Cx<'_>) {
+    pub(crate) fn fire_step(&mut self, inbox: &[(usize, &Token)], cx: &mut Cx<'_>) {
         // Per key value, in the order keys first appear: the transitions, by operand.
         type Changes<'t> = SmallVec<[(usize, &'t Token); 2]>;
         let mut keys: SmallVec<[(&StateKeyVal, Changes<'_>); 1]> = SmallVec::new();
-        for (role, tok) in inbox {
+        for &(role, tok) in inbox {
             let Some(t) = tok.transition() else { continue };
             match keys.iter_mut().find(|(k, _)| **k == t.key) {
-                Some((_, v)) => v.push((*role, tok)),
-                None => keys.push((&t.key, smallvec![(*role, tok)])),
+                Some((_, v)) => v.push((role, tok)),
+                None => keys.push((&t.key, smallvec![(role, tok)])),
             }
         }
         for (k, changes) in keys {

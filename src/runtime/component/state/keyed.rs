@@ -12,7 +12,7 @@ use hashbrown::HashTable;
 use rustc_hash::FxBuildHasher;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::runtime::token::StateKeyVal;
+use crate::runtime::token::{StateKeyRef, StateKeyVal};
 
 /// Entries of type `V` under keys of type `K` (a state's key values, or `Close`'s
 /// attribute values), each with a stable number.
@@ -48,20 +48,15 @@ impl<V, K: Hash + Eq> Keyed<V, K> {
 
     /// The number of `k`'s entry, if it has one.
     pub(crate) fn find(&self, k: &K) -> Option<u32> {
-        let slots = &self.slots;
-        self.table
-            .find(hash(k), |&i| {
-                slots[i as usize].as_ref().is_some_and(|(key, _)| key == k)
-            })
-            .copied()
+        self.find_hashed(hash(k), |key| key == k)
     }
 
-    /// Brings `k`'s entry, if it has one, into cache: the table names a candidate
-    /// by the hash's tag alone (no entry is read) and each cache line of that entry
-    /// is prefetched. A hint: nothing changes, and a wrong candidate costs nothing
-    /// but the fetch.
-    pub(crate) fn prefetch(&self, k: &K) {
-        let Some(&i) = self.table.iter_hash(hash(k)).next() else {
+    /// Brings the entry of the key hashed `h`, if it has one, into cache: the table
+    /// names a candidate by the hash's tag alone (no entry is read) and each cache
+    /// line of that entry is prefetched. A hint: nothing changes, and a wrong
+    /// candidate costs nothing but the fetch.
+    fn prefetch_hashed(&self, h: u64) {
+        let Some(&i) = self.table.iter_hash(h).next() else {
             return;
         };
         if let Some(slot) = self.slots.get(i as usize) {
@@ -70,6 +65,16 @@ impl<V, K: Hash + Eq> Keyed<V, K> {
                 crate::hint::prefetch(p.wrapping_add(line));
             }
         }
+    }
+
+    /// The number of the entry whose key `is` says it is, among those hashed `h`.
+    fn find_hashed(&self, h: u64, is: impl Fn(&K) -> bool) -> Option<u32> {
+        let slots = &self.slots;
+        self.table
+            .find(h, |&i| {
+                slots[i as usize].as_ref().is_some_and(|(key, _)| is(key))
+            })
+            .copied()
     }
 
     /// The entry numbered `i` (which must be held).
@@ -146,6 +151,20 @@ impl<V, K: Hash + Eq> Keyed<V, K> {
             }
         }
         self.table = table;
+    }
+}
+
+impl<V> Keyed<V, StateKeyVal> {
+    /// The number of the entry of the key value `k` names, if it has one (as
+    /// [`Keyed::find`] of the owned key value).
+    pub(crate) fn find_ref(&self, k: StateKeyRef<'_>) -> Option<u32> {
+        self.find_hashed(hash(&k), |key| k.is(key))
+    }
+
+    /// Brings the entry of the key value `k` names, if it has one, into cache
+    /// (see `prefetch_hashed`).
+    pub(crate) fn prefetch_ref(&self, k: StateKeyRef<'_>) {
+        self.prefetch_hashed(hash(&k));
     }
 }
 
@@ -234,6 +253,39 @@ mod tests {
     }
 
     #[test]
+    fn a_borrowed_key_value_finds_what_the_owned_one_finds() {
+        let one = |n: f64| KeyVal::from(&crate::event::Value::Num(n));
+        let text = |t: &str| KeyVal::from(&crate::event::Value::Str(t.into()));
+        let keys = [
+            StateKeyVal::Whole,
+            StateKeyVal::One(one(1.0)),
+            StateKeyVal::One(text("a")),
+            StateKeyVal::Pair(one(1.0), one(2.0)),
+            StateKeyVal::Pair(one(2.0), text("a")),
+        ];
+        let mut m: Keyed<usize> = Keyed::default();
+        for (i, k) in keys.iter().enumerate().skip(1) {
+            m.insert(k.clone(), i);
+        }
+        for k in &keys {
+            assert_eq!(m.find_ref(StateKeyRef::Val(k)), m.find(k), "{k:?}");
+            if let StateKeyVal::One(v) = k {
+                assert_eq!(m.find_ref(StateKeyRef::One(v)), m.find(k), "{k:?}");
+                assert_eq!(StateKeyRef::One(v).to_owned(), *k);
+            }
+        }
+        assert_eq!(m.find_ref(StateKeyRef::Val(&StateKeyVal::Whole)), None);
+        assert_eq!(
+            m.find_ref(StateKeyRef::One(&one(2.0))),
+            None,
+            "only in a pair"
+        );
+        assert_eq!(m.find_ref(StateKeyRef::One(&text("b"))), None);
+        m.insert(StateKeyVal::Whole, 0);
+        assert_eq!(m.find_ref(StateKeyRef::Val(&StateKeyVal::Whole)), Some(4));
+    }
+
+    #[test]
     fn many_entries_survive_growth() {
         let mut m: Keyed<usize> = Keyed::default();
         for i in 0..10_000 {
@@ -245,7 +297,7 @@ mod tests {
         }
         for i in 0..10_000 {
             // A prefetch of a held or a removed key value changes nothing.
-            m.prefetch(&key(i as f64));
+            m.prefetch_ref(StateKeyRef::Val(&key(i as f64)));
             assert_eq!(m.find(&key(i as f64)).is_some(), i % 3 != 0, "{i}");
         }
         assert_eq!(m.len(), m.iter().count());

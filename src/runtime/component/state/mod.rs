@@ -42,19 +42,27 @@ use smallvec::{smallvec, SmallVec};
 
 use super::super::detection::time_text;
 use super::super::place::TokenBudget;
-use super::super::token::{Extra, Since, StateKeyVal, Term, Token, Transition};
+use super::super::token::{Extra, Since, StateKeyRef, StateKeyVal, Term, Token, Transition};
 use crate::event::Timestamp;
 use crate::model::StateKey;
 
+/// The key value of the state kept without `key`.
+static WHOLE: StateKeyVal = StateKeyVal::Whole;
+
 /// The key value of `tok` for a state kept per `key` (`None`: the token lacks the
-/// key attribute, and changes nothing).
-pub(crate) fn key_value(key: &StateKey, tok: &Token) -> Option<StateKeyVal> {
+/// key attribute, and changes nothing), borrowed from it.
+pub(crate) fn key_ref<'t>(key: &StateKey, tok: &'t Token) -> Option<StateKeyRef<'t>> {
     match key {
-        StateKey::Whole => Some(StateKeyVal::Whole),
-        StateKey::Attr(a) => tok.key(a).map(|k| StateKeyVal::One(k.clone())),
+        StateKey::Whole => Some(StateKeyRef::Val(&WHOLE)),
+        StateKey::Attr(a) => tok.key(a).map(StateKeyRef::One),
         // A pair's key is the transition's own; an occurrence has one value only.
-        StateKey::Pair(_) => tok.transition().map(|t| t.key.clone()),
+        StateKey::Pair(_) => tok.transition().map(|t| StateKeyRef::Val(&t.key)),
     }
+}
+
+/// The key value of `tok` for a state kept per `key`, as [`key_ref`] names it.
+pub(crate) fn key_value(key: &StateKey, tok: &Token) -> Option<StateKeyVal> {
+    key_ref(key, tok).map(StateKeyRef::to_owned)
 }
 
 /// Brings `keyed`'s entry for `term`'s key value into cache (a state kept per an
@@ -64,7 +72,7 @@ pub(crate) fn key_value(key: &StateKey, tok: &Token) -> Option<StateKeyVal> {
 fn warm<V>(key: &StateKey, term: &Term, keyed: &keyed::Keyed<V>) {
     if let StateKey::Attr(a) = key {
         if let Some(k) = term.key(a) {
-            keyed.prefetch(&StateKeyVal::One(k.clone()));
+            keyed.prefetch_ref(StateKeyRef::One(k));
         }
     }
 }
@@ -145,26 +153,28 @@ pub(crate) fn by_key<'t>(
     groups
 }
 
-/// Tokens put aside to be dropped a few replacements later: a state's replaced token
-/// (an anchor, a latest report, seconds old and out of the caches) is mostly its
-/// event's last holder, and dropping it at once waits for memory twice, for the
-/// event's reference count and for its attributes. Put aside, the first is fetched
-/// when the token arrives and the second two replacements later, and the drop finds
-/// both in cache. At most [`Graves::DEPTH`] tokens wait; nothing else reads them.
+/// Tokens put aside to be let go of a few replacements later: a state's replaced
+/// token (an anchor, a latest report, seconds old and out of the caches) is mostly
+/// its event's last holder, and letting go of it at once waits for memory, for the
+/// event's reference count (and, where it is dropped, for its attributes). Put
+/// aside, the first is fetched when the token arrives and the second two
+/// replacements later, so that both are in cache when the token goes to
+/// [`Cx::released`](super::Cx::released), where the detector hands its event to the caller to free or
+/// drops it. At most [`Graves::DEPTH`] tokens wait; nothing else reads them.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Graves(VecDeque<Token>);
 
 impl Graves {
     const DEPTH: usize = 4;
 
-    pub(crate) fn bury(&mut self, tok: Token) {
+    pub(crate) fn bury(&mut self, tok: Token, released: &mut Vec<Token>) {
         crate::hint::prefetch(Arc::as_ptr(&tok.term));
         self.0.push_back(tok);
         if let Some(t) = self.0.get(Self::DEPTH / 2) {
             crate::hint::prefetch(t.term.attrs.as_ptr());
         }
         if self.0.len() > Self::DEPTH {
-            self.0.pop_front();
+            released.extend(self.0.pop_front());
         }
     }
 }

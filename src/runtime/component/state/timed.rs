@@ -25,12 +25,12 @@ use smallvec::SmallVec;
 
 use super::keyed::Keyed;
 use super::{
-    by_key, first_by_ids, give_room, key_value, since, take_room, transition, warm, Graves,
+    by_key, first_by_ids, give_room, key_ref, key_value, since, take_room, transition, warm, Graves,
 };
 use crate::event::{Point, Timestamp};
 use crate::model::StateKey;
 use crate::runtime::component::Cx;
-use crate::runtime::token::{Since, StateKeyVal, Term, Token};
+use crate::runtime::token::{Since, StateKeyRef, StateKeyVal, Term, Token};
 use crate::spatial::distance;
 
 /// One key value's armed token: what its transition will carry.
@@ -81,7 +81,7 @@ impl Timed {
     fn rearm(
         &mut self,
         found: Option<u32>,
-        k: StateKeyVal,
+        k: StateKeyRef<'_>,
         tok: Token,
         at: Timestamp,
         end: Option<&Token>,
@@ -94,11 +94,11 @@ impl Timed {
             Some(i) => {
                 let a = self.armed.get_mut(i);
                 if let (Some(cause), Some(s)) = (end, a.since.take()) {
-                    cx.emit(transition(cause, cx.now, false, s, k));
+                    cx.emit(transition(cause, cx.now, false, s, k.to_owned()));
                 }
                 let old = std::mem::replace(&mut a.tok, tok);
                 a.at = loc;
-                self.graves.bury(old);
+                self.graves.bury(old, cx.released);
                 i
             }
             None => {
@@ -110,7 +110,7 @@ impl Timed {
                     at: loc,
                     since: None,
                 };
-                let i = self.armed.insert(k, armed);
+                let i = self.armed.insert(k.to_owned(), armed);
                 if self.tags.len() <= i as usize {
                     self.tags.resize(i as usize + 1, NONE);
                 }
@@ -261,10 +261,19 @@ impl Stationary {
         warm(&self.key, term, &self.timed.armed);
     }
 
-    pub(crate) fn fire_step(&mut self, inbox: &[(usize, Token)], cx: &mut Cx<'_>) {
+    pub(crate) fn fire_step(&mut self, inbox: &[(usize, &Token)], cx: &mut Cx<'_>) {
+        if let [(_, y)] = inbox {
+            // A step of one report (most steps), without grouping by key value.
+            let Some(k) = key_ref(&self.key, y) else {
+                return;
+            };
+            let found = self.timed.armed.find_ref(k);
+            self.report(found, k, y, cx);
+            return;
+        }
         let key = &self.key;
         let located = inbox.iter().filter(|(_, t)| t.term.location.is_some());
-        for (k, toks) in by_key(located.map(|(r, t)| (*r, t)), |t| key_value(key, t)) {
+        for (k, toks) in by_key(located.map(|&(r, t)| (r, t)), |t| key_value(key, t)) {
             // In the order of their ids: the first to move off re-anchors.
             let mut toks: SmallVec<[&Token; 2]> = toks.into_iter().map(|(_, t)| t).collect();
             if toks.len() > 1 {
@@ -272,26 +281,39 @@ impl Stationary {
             }
             let mut found = self.timed.armed.find(&k);
             for y in toks {
-                let Some(p) = y.term.location else { continue };
-                let moved = found.is_none_or(|i| {
-                    self.timed
-                        .armed
-                        .get(i)
-                        .at
-                        .is_none_or(|q| distance(cx.space, q, p) > self.radius)
-                });
-                if !moved {
-                    continue;
-                }
-                let at = y.end.saturating_add(self.hold);
-                found = self
-                    .timed
-                    .rearm(found, k.clone(), y.clone(), at, Some(y), cx);
+                found = self.report(found, StateKeyRef::Val(&k), y, cx);
                 if found.is_none() {
                     break;
                 }
             }
         }
+    }
+
+    /// Report `y` of key value `k`, whose entry is numbered `found` if it has one: a
+    /// report farther than the radius from the anchor (or the first) anchors anew.
+    /// Returns the number of `k`'s entry, `None` when it has none (turned away).
+    fn report(
+        &mut self,
+        found: Option<u32>,
+        k: StateKeyRef<'_>,
+        y: &Token,
+        cx: &mut Cx<'_>,
+    ) -> Option<u32> {
+        let Some(p) = y.term.location else {
+            return found;
+        };
+        let moved = found.is_none_or(|i| {
+            self.timed
+                .armed
+                .get(i)
+                .at
+                .is_none_or(|q| distance(cx.space, q, p) > self.radius)
+        });
+        if !moved {
+            return found;
+        }
+        let at = y.end.saturating_add(self.hold);
+        self.timed.rearm(found, k, y.clone(), at, Some(y), cx)
     }
 
     pub(crate) fn tick(&mut self, at: Timestamp, cx: &mut Cx<'_>) {
@@ -330,15 +352,25 @@ impl Silent {
         warm(&self.key, term, &self.timed.armed);
     }
 
-    pub(crate) fn fire_step(&mut self, inbox: &[(usize, Token)], cx: &mut Cx<'_>) {
+    pub(crate) fn fire_step(&mut self, inbox: &[(usize, &Token)], cx: &mut Cx<'_>) {
+        if let [(_, y)] = inbox {
+            // A step of one report (most steps), without grouping by key value.
+            if let Some(k) = key_ref(&self.key, y) {
+                let found = self.timed.armed.find_ref(k);
+                let at = y.end.saturating_add(self.hold);
+                self.timed.rearm(found, k, (*y).clone(), at, Some(y), cx);
+            }
+            return;
+        }
         let key = &self.key;
-        for (k, toks) in by_key(inbox.iter().map(|(r, t)| (*r, t)), |t| key_value(key, t)) {
+        for (k, toks) in by_key(inbox.iter().map(|&(r, t)| (r, t)), |t| key_value(key, t)) {
             let Some(y) = first_by_ids(toks.iter().map(|(_, t)| *t)) else {
                 continue;
             };
             let at = y.end.saturating_add(self.hold);
             let found = self.timed.armed.find(&k);
-            self.timed.rearm(found, k, y.clone(), at, Some(y), cx);
+            self.timed
+                .rearm(found, StateKeyRef::Val(&k), y.clone(), at, Some(y), cx);
         }
     }
 
@@ -370,14 +402,14 @@ impl Lasting {
         self.timed.live()
     }
 
-    pub(crate) fn fire_step(&mut self, inbox: &[(usize, Token)], cx: &mut Cx<'_>) {
-        for (_, tok) in inbox {
+    pub(crate) fn fire_step(&mut self, inbox: &[(usize, &Token)], cx: &mut Cx<'_>) {
+        for &(_, tok) in inbox {
             let Some(t) = tok.transition() else { continue };
             if t.start {
                 let at = tok.end.saturating_add(self.min);
                 let found = self.timed.armed.find(&t.key);
                 self.timed
-                    .rearm(found, t.key.clone(), tok.clone(), at, None, cx);
+                    .rearm(found, StateKeyRef::Val(&t.key), tok.clone(), at, None, cx);
             } else {
                 self.timed.end_and_forget(&t.key, tok, cx);
             }

@@ -7,7 +7,9 @@ use serde::{Deserialize, Serialize};
 use smallvec::SmallVec;
 
 use super::keyed::Keyed;
-use super::{by_key, first_by_ids, give_room, key_value, since, take_room, transition, warm};
+use super::{
+    by_key, first_by_ids, give_room, key_ref, key_value, since, take_room, transition, warm,
+};
 use crate::model::StateKey;
 use crate::runtime::component::Cx;
 use crate::runtime::token::{Since, Term, Token};
@@ -90,7 +92,11 @@ impl Toggle {
     }
 
     /// One step's occurrences.
-    pub(crate) fn fire_step(&mut self, inbox: &[(usize, Token)], cx: &mut Cx<'_>) {
+    pub(crate) fn fire_step(&mut self, inbox: &[(usize, &Token)], cx: &mut Cx<'_>) {
+        if let [(role, tok)] = inbox {
+            self.fire_one(*role, tok, cx);
+            return;
+        }
         // While the state holds for no key value, a step none of whose occurrences
         // makes it true changes nothing: it ends before any key value is read (an
         // `Inside` whose zones are all far from the step's reports, as most are in a
@@ -99,7 +105,7 @@ impl Toggle {
             return;
         }
         let key = &self.key;
-        let groups = by_key(inbox.iter().map(|(r, t)| (*r, t)), |t| key_value(key, t));
+        let groups = by_key(inbox.iter().map(|&(r, t)| (r, t)), |t| key_value(key, t));
         for (k, toks) in groups {
             let mut ons: SmallVec<[&Token; 2]> = SmallVec::new();
             let mut offs: SmallVec<[&Token; 2]> = SmallVec::new();
@@ -136,6 +142,35 @@ impl Toggle {
                 }
                 _ => {}
             }
+        }
+    }
+
+    /// A step of one occurrence (most steps): as [`Toggle::fire_step`], without
+    /// grouping by key value.
+    fn fire_one(&mut self, role: usize, tok: &Token, cx: &mut Cx<'_>) {
+        let Some(on) = self.verdict(role, tok) else {
+            return;
+        };
+        if !on && self.holds.len() == 0 {
+            return;
+        }
+        let Some(k) = key_ref(&self.key, tok) else {
+            return;
+        };
+        match (on, self.holds.find_ref(k)) {
+            (true, None) => {
+                if take_room(cx.budget) {
+                    let s = since(tok, cx.now);
+                    self.holds.insert(k.to_owned(), s.clone());
+                    cx.emit(transition(tok, cx.now, true, s, k.to_owned()));
+                }
+            }
+            (false, Some(i)) => {
+                let (k, s) = self.holds.remove(i);
+                give_room(cx.budget, 1);
+                cx.emit(transition(tok, cx.now, false, s, k));
+            }
+            _ => {}
         }
     }
 }
