@@ -5,6 +5,68 @@ use std::cmp::Ordering;
 use super::ast::{CmpOp, Comparison, Expr, Test};
 use crate::event::{Event, Id, Value};
 
+/// The tree as a list of comparisons, each naming the one to test next when it
+/// holds and when it does not (or the answer): `&&`, `||` and `!` are jumps, so that
+/// an event's test walks a flat list without recursion, in the tree's short-circuit
+/// order.
+#[derive(Clone, Debug)]
+pub(super) struct Program {
+    steps: Box<[Step]>,
+    /// The first comparison tested (or the answer, for a filter of none).
+    entry: u32,
+}
+
+#[derive(Clone, Debug)]
+struct Step {
+    cmp: Comparison,
+    /// Where to go when the comparison holds, and when it does not.
+    then: [u32; 2],
+}
+
+/// The answers, past every comparison's place.
+const TRUE: u32 = u32::MAX;
+const FALSE: u32 = u32::MAX - 1;
+
+impl Program {
+    /// The program of `root`.
+    pub(super) fn new(root: &Expr) -> Program {
+        fn emit(n: &Expr, t: u32, f: u32, steps: &mut Vec<Step>) -> u32 {
+            match n {
+                Expr::Cmp(c) => {
+                    let at = u32::try_from(steps.len()).expect("fewer than 2^32 comparisons");
+                    steps.push(Step {
+                        cmp: c.clone(),
+                        then: [t, f],
+                    });
+                    at
+                }
+                Expr::Not(n) => emit(n, f, t, steps),
+                // From the last operand back: each goes on to the next on its
+                // outcome that does not settle the chain.
+                Expr::And(ns) => ns.iter().rev().fold(t, |next, n| emit(n, next, f, steps)),
+                Expr::Or(ns) => ns.iter().rev().fold(f, |next, n| emit(n, t, next, steps)),
+            }
+        }
+        let mut steps = Vec::new();
+        let entry = emit(root, TRUE, FALSE, &mut steps);
+        Program {
+            steps: steps.into_boxed_slice(),
+            entry,
+        }
+    }
+
+    /// Does `e` satisfy the expression?
+    #[inline]
+    pub(super) fn eval(&self, e: &Event) -> bool {
+        let mut at = self.entry;
+        while let Some(step) = self.steps.get(at as usize) {
+            at = step.then[usize::from(!step.cmp.eval(e))];
+        }
+        at == TRUE
+    }
+}
+
+#[cfg(test)]
 impl Expr {
     /// Does `e` satisfy this node?
     pub(super) fn eval(&self, e: &Event) -> bool {
@@ -53,7 +115,9 @@ impl CmpOp {
 }
 
 impl Comparison {
-    #[inline]
+    // Not inlined into the program's loop, which would then read every field any
+    // comparison might (the time as seconds, the location…) before the first.
+    #[inline(never)]
     fn eval(&self, e: &Event) -> bool {
         let op = self.op;
         match &self.test {

@@ -863,6 +863,7 @@ proptest! {
         for e in &events {
             let want = reference(&x, e, space);
             prop_assert_eq!(f.matches(e), want, "{} on {:?}", src, e);
+            prop_assert_eq!(f.matches_by_tree(e), want, "{} on {:?}", src, e);
             prop_assert_eq!(again.matches(e), want, "{} on {:?}", f, e);
         }
     }

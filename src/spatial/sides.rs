@@ -50,8 +50,12 @@ pub(crate) struct Sides {
     scale: (f64, f64),
     nx: usize,
     ny: usize,
-    /// Row by row, from `lo`: `UNSETTLED`, `INSIDE` or `OUTSIDE`.
+    /// Row by row, from `lo`: `UNSETTLED`, `INSIDE` or `OUTSIDE`, a byte a cell
+    /// while the raster is laid out (empty after).
     cells: Vec<u8>,
+    /// The same, two bits a cell (four a byte, the first in the low bits), once it is
+    /// laid out: what a lookup reads, a quarter of the memory to keep in cache.
+    packed: Vec<u8>,
 }
 
 impl Sides {
@@ -95,7 +99,7 @@ impl Sides {
                     return None;
                 }
                 sides.circle(space, *center, *radius, margin, tests)?;
-                return Some(sides);
+                return Some(sides.pack());
             }
             _ => return None,
         };
@@ -125,7 +129,9 @@ impl Sides {
             }
         }
         let vertices = rings.iter().map(|r| r.len()).sum::<usize>().max(1);
-        sides.fill(zone, space, vertices, tests).then_some(sides)
+        sides
+            .fill(zone, space, vertices, tests)
+            .then(|| sides.pack())
     }
 
     /// A raster over `area` of at most `cells` cells, each settled outside (so far);
@@ -146,7 +152,29 @@ impl Sides {
             nx,
             ny,
             cells: vec![OUTSIDE; nx * ny],
+            packed: Vec::new(),
         })
+    }
+
+    /// The raster laid out: its cells packed two bits each.
+    fn pack(mut self) -> Sides {
+        self.packed = self
+            .cells
+            .chunks(4)
+            .map(|c| {
+                c.iter()
+                    .enumerate()
+                    .fold(0u8, |b, (i, &cell)| b | cell << (2 * i))
+            })
+            .collect();
+        self.cells = Vec::new();
+        self
+    }
+
+    /// Cell `k` of a packed raster.
+    #[inline]
+    fn cell(&self, k: usize) -> u8 {
+        (self.packed[k >> 2] >> (2 * (k & 3))) & 3
     }
 
     /// Rounding slack in coordinate units: a point is put in a cell by a product
@@ -213,7 +241,7 @@ impl Sides {
         if fx < 0.0 || fy < 0.0 || i >= self.nx || j >= self.ny {
             return Some(Side::Outside);
         }
-        match self.cells[j * self.nx + i] {
+        match self.cell(j * self.nx + i) {
             INSIDE => Some(Side::Inside),
             OUTSIDE => Some(Side::Outside),
             _ => None,
@@ -303,16 +331,13 @@ impl Sides {
         let first = if beyond {
             OUTSIDE
         } else {
-            self.cells[j0 * self.nx + i0]
+            self.cell(j0 * self.nx + i0)
         };
         if first == UNSETTLED {
             return None;
         }
         for j in j0..=j1 {
-            if self.cells[j * self.nx + i0..=j * self.nx + i1]
-                .iter()
-                .any(|&c| c != first)
-            {
+            if (j * self.nx + i0..=j * self.nx + i1).any(|k| self.cell(k) != first) {
                 return None;
             }
         }
@@ -369,7 +394,7 @@ impl Sides {
                 }
             }
         }
-        Some(all)
+        Some(all.pack())
     }
 
     /// Gives each run of settled cells in a row a side: that of a settled cell just

@@ -16,7 +16,7 @@ pub use reload::{ReloadError, ReloadReport};
 
 use std::sync::Arc;
 
-use super::component::{Component, CountShared};
+use super::component::{Component, CountShared, Guard};
 use super::detection::Detection;
 use super::dirty::Dirty;
 use super::place::TokenBudget;
@@ -279,7 +279,15 @@ impl Detector {
         // The atomic components read the type's source place first: fire them here
         // rather than through the step's inbox (their consumers all come later).
         atomics.each(&tok.term, |id| {
-            self.fire(id, step, |u, cx, _| u.fire(0, &tok, cx))
+            // An atomic component passes the events its filter matches: tested here,
+            // so that one that does not match costs no firing.
+            if let Component::Guard(Guard::Atomic(filter)) = &self.components[id] {
+                if filter.as_ref().is_none_or(|f| f.matches(&tok.term)) {
+                    self.pass(id, step, &tok);
+                }
+            } else {
+                self.fire(id, step, |u, cx, _| u.fire(0, &tok, cx));
+            }
         });
         self.run_step(step, out);
         (Ok(()), Left::Term(tok.term))

@@ -25,22 +25,16 @@ impl Detector {
             timers,
             budget,
             now,
-            serial,
-            seq,
-            inbox,
             held,
-            dirty,
             produced,
             routed,
-            emitted,
             counts,
             quiet,
             released,
             ..
         } = self;
-        let quiet = *quiet;
         let mut cx = Cx {
-            discard: quiet && program.consumers[id].is_empty(),
+            discard: *quiet && program.consumers[id].is_empty(),
             now: *now,
             cause: step,
             space: program.model.space,
@@ -53,10 +47,37 @@ impl Detector {
             released,
         };
         f(&mut components[id], &mut cx, held);
-        let made = produced.len() + routed.len();
-        if made == 0 {
-            return;
+        if !produced.is_empty() || !routed.is_empty() {
+            self.fan_out(id, step);
         }
+    }
+
+    /// An atomic component `id` whose guard passes `tok` puts it in its output place,
+    /// as its firing would (without making a context for it).
+    pub(super) fn pass(&mut self, id: usize, step: u64, tok: &Token) {
+        self.produced.push(tok.clone());
+        self.fan_out(id, step);
+    }
+
+    /// Fans the tokens component `id` made out along the connection transitions.
+    fn fan_out(&mut self, id: usize, step: u64) {
+        let Detector {
+            program,
+            components,
+            budget,
+            serial,
+            seq,
+            inbox,
+            held,
+            dirty,
+            produced,
+            routed,
+            emitted,
+            quiet,
+            ..
+        } = self;
+        let quiet = *quiet;
+        let made = produced.len() + routed.len();
         let allowed = budget.allow(step, made);
         if allowed < made {
             // The step has made all the tokens one step may: the rest are not made.
@@ -120,6 +141,14 @@ impl Detector {
         let Some(id) = self.dirty.pop() else {
             return false;
         };
+        if let &[(role, i)] = self.inbox[id].as_slice() {
+            // One token (most steps): a per-step component fires with it alone.
+            self.inbox[id].clear();
+            self.fire(id, step, |u, cx, held| {
+                u.fire(role as usize, &held[i as usize], cx);
+            });
+            return true;
+        }
         let mut inbox = std::mem::take(&mut self.inbox[id]);
         if inbox.len() > 1 {
             // By input arc, then arrival (the sort is stable).
