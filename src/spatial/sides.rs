@@ -158,15 +158,20 @@ impl Sides {
 
     /// The raster laid out: its cells packed two bits each.
     fn pack(mut self) -> Sides {
-        self.packed = self
-            .cells
-            .chunks(4)
-            .map(|c| {
-                c.iter()
-                    .enumerate()
-                    .fold(0u8, |b, (i, &cell)| b | cell << (2 * i))
-            })
+        let four = |c: [u8; 4]| {
+            let w = u32::from_le_bytes(c);
+            (w & 0x03 | (w >> 6) & 0x0c | (w >> 12) & 0x30 | (w >> 18) & 0xc0) as u8
+        };
+        let chunks = self.cells.chunks_exact(4);
+        let mut last = [0; 4];
+        last[..chunks.remainder().len()].copy_from_slice(chunks.remainder());
+        let mut packed: Vec<u8> = chunks
+            .map(|c| four([c[0], c[1], c[2], c[3]]))
             .collect();
+        if self.cells.len() % 4 != 0 {
+            packed.push(four(last));
+        }
+        self.packed = packed;
         self.cells = Vec::new();
         self
     }
@@ -175,6 +180,27 @@ impl Sides {
     #[inline]
     fn cell(&self, k: usize) -> u8 {
         (self.packed[k >> 2] >> (2 * (k & 3))) & 3
+    }
+
+    /// Are cells `from..=to` of a packed raster all `side`? Four at a time where a
+    /// byte holds four of them.
+    fn all_are(&self, from: usize, to: usize, side: u8) -> bool {
+        let four = side * 0x55;
+        let mut k = from;
+        while k <= to {
+            if k % 4 == 0 && k + 3 <= to {
+                if self.packed[k / 4] != four {
+                    return false;
+                }
+                k += 4;
+            } else {
+                if self.cell(k) != side {
+                    return false;
+                }
+                k += 1;
+            }
+        }
+        true
     }
 
     /// Rounding slack in coordinate units: a point is put in a cell by a product
@@ -337,7 +363,7 @@ impl Sides {
             return None;
         }
         for j in j0..=j1 {
-            if (j * self.nx + i0..=j * self.nx + i1).any(|k| self.cell(k) != first) {
+            if !self.all_are(j * self.nx + i0, j * self.nx + i1, first) {
                 return None;
             }
         }

@@ -195,3 +195,46 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    /// Packed two bits a cell, a raster reads back every cell as laid out, whatever
+    /// the count of cells modulo four.
+    #[test]
+    fn packed_cells_read_back(cells in prop::collection::vec(0u8..3, 1..70)) {
+        let n = cells.len();
+        let mut s = Sides::blank(Rect::new(pt(0.0, 0.0), pt(n as f64, 1.0)), n)
+            .expect("a raster");
+        prop_assume!(s.nx * s.ny == n);
+        s.cells.copy_from_slice(&cells);
+        let s = s.pack();
+        prop_assert!(s.cells.is_empty());
+        prop_assert_eq!(s.packed.len(), n.div_ceil(4));
+        for (k, &c) in cells.iter().enumerate() {
+            prop_assert_eq!(s.cell(k), c, "cell {}", k);
+        }
+    }
+}
+
+proptest! {
+    /// A run of packed cells is all of one side exactly when each of its cells is.
+    #[test]
+    fn runs_of_packed_cells(
+        cells in prop::collection::vec(0u8..3, 1..70),
+        a in 0usize..70,
+        b in 0usize..70,
+        side in 0u8..3,
+    ) {
+        let n = cells.len();
+        let (from, to) = (a.min(b) % n, a.max(b) % n);
+        prop_assume!(from <= to);
+        let mut s = Sides::blank(Rect::new(pt(0.0, 0.0), pt(n as f64, 1.0)), n)
+            .expect("a raster");
+        prop_assume!(s.nx * s.ny == n);
+        s.cells.copy_from_slice(&cells);
+        let s = s.pack();
+        prop_assert_eq!(
+            s.all_are(from, to, side),
+            cells[from..=to].iter().all(|&c| c == side)
+        );
+    }
+}
