@@ -10,7 +10,11 @@
 //!   objects far away;
 //! - `states/push/net=close/objects=N/reports=100`: the same over N = 1,000, 10,000
 //!   and 100,000 objects each reporting 100 times (N × 100 events), so that every N
-//!   has the same history per object and the same detections per event.
+//!   has the same history per object and the same detections per event;
+//! - `states/push/net=close/objects=1e4/far=F`: the 10,000 objects' 100 reports each
+//!   with F = 0, 10,000 and 100,000 more objects far away, in pairs that hold (pushed
+//!   before the clock starts, and quiet after): the cost of an event among the
+//!   10,000 with F objects far away.
 //!
 //! Run with `benches/run.sh --bench states` to measure the build `ccpn-run` ships
 //! (no unwinding); `cargo bench --bench states` builds with unwinding.
@@ -136,14 +140,42 @@ fn events(net: &Net, lines: &[String]) -> Vec<Event> {
         .collect()
 }
 
-/// Pushes every event through a new detector (no token cap: the streams are
-/// bounded by their objects) and counts the detections.
-fn run(net: &Net, events: Vec<Event>) -> usize {
+/// `far` objects (keys from 10,000,000) in pairs 100 m apart, the pairs 2 km apart
+/// in a square far from every other object's, each reporting once in the minute
+/// before `t0`: every pair holds, and keeps its objects' latest reports, until one
+/// of them reports again.
+fn far_pairs(far: usize, t0: f64) -> Vec<String> {
+    let per_row = ((far / 2) as f64).sqrt().ceil().max(1.0) as usize;
+    (0..far)
+        .map(|i| {
+            let pair = i / 2;
+            let x = 5.0e7 + (pair % per_row) as f64 * 2000.0 + (i % 2) as f64 * 100.0;
+            let y = 5.0e7 + (pair / per_row) as f64 * 2000.0;
+            let t = t0 - 60.0 + 60.0 * i as f64 / far as f64;
+            format!(
+                "{{\"id\":{i},\"type\":\"T\",\"time\":{t:.3},\"x\":{x:.2},\"y\":{y:.2},\"k\":{}}}",
+                10_000_000 + i
+            )
+        })
+        .collect()
+}
+
+/// A new detector (no token cap: the streams are bounded by their objects).
+fn detector(net: &Net) -> Detector {
     let options = DetectorOptions {
         max_tokens: usize::MAX,
         ..DetectorOptions::default()
     };
-    let mut d = Detector::with_options(net, options);
+    Detector::with_options(net, options)
+}
+
+/// Pushes every event through a new detector and counts the detections.
+fn run(net: &Net, events: Vec<Event>) -> usize {
+    run_on(detector(net), events)
+}
+
+/// Pushes every event through `d` and counts the detections.
+fn run_on(mut d: Detector, events: Vec<Event>) -> usize {
     let mut out = Vec::new();
     let mut found = 0usize;
     for e in events {
@@ -205,7 +237,59 @@ fn push(c: &mut Criterion) {
         let name = format!("push/net=close/objects={objects}/{length}");
         bench(&mut g, &name, &close, &evs);
     }
+    // The 10,000 objects' 100 reports each, with F more objects far away.
+    let (objects, n) = (10_000, 10_000 * REPORTS);
+    g.throughput(Throughput::Elements(n as u64));
+    let near = events(
+        &close,
+        &stream(
+            objects,
+            close_side(objects),
+            4.0e5,
+            50.0,
+            10.0 / objects as f64,
+            n,
+        ),
+    );
+    for far in [0, 10_000, 100_000] {
+        let before = events(&close, &far_pairs(far, 1_700_000_000.0));
+        let name = format!("push/net=close/objects=1e4/far={far}");
+        let mut shown = false;
+        // The detector, which holds the far objects, is made and dropped off the
+        // clock.
+        g.bench_function(&name, |b| {
+            b.iter_batched_ref(
+                || {
+                    let mut d = detector(&close);
+                    let held = run_kept(&mut d, before.to_vec());
+                    assert_eq!(held, far / 2, "every far pair holds");
+                    (d, near.to_vec())
+                },
+                |(d, evs)| {
+                    let found = run_kept(d, std::mem::take(evs));
+                    if !shown {
+                        shown = true;
+                        eprintln!("{name}: {found} detections");
+                    }
+                    black_box(found)
+                },
+                BatchSize::PerIteration,
+            )
+        });
+    }
     g.finish();
+}
+
+/// Pushes every event through `d`, which it keeps, and counts the detections.
+fn run_kept(d: &mut Detector, events: Vec<Event>) -> usize {
+    let mut out = Vec::new();
+    let mut found = 0usize;
+    for e in events {
+        d.push_into(e, &mut out).expect("in order");
+        found += out.len();
+        out.clear();
+    }
+    found
 }
 
 /// The side of the square `objects` objects fill with about five others within 500 m

@@ -392,3 +392,63 @@ fn one_events_count_detections_stay_within_the_firing_cap() {
         "one event's detections held {held} bytes"
     );
 }
+
+/// `Close` forgets a value whose latest report is older than `within` and that holds
+/// no pair, at its next sweep (every half of `within`), however many values there
+/// are; a value in a pair that holds is kept however old its report, and forgotten
+/// at the sweep after its last pair ends.
+#[test]
+fn close_forgets_stale_values_and_keeps_those_in_pairs() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let net = net(r#""a": Atomic(type: "A"),
+        "out": Close(of: "a", max: 10.0, within: "1m", distinct: "k")"#);
+    let mut detector = Detector::new(&net);
+    let at = |s: f64| Timestamp::from_secs_f64(1_700_000_000.0 + s).expect("time");
+    let report = |d: &mut Detector, k: u64, s: f64, x: f64, y: f64| {
+        d.push(
+            Event::new(k as i64, "A", at(s))
+                .at(x, y)
+                .with("k", k as f64),
+        )
+        .expect("in order")
+    };
+    // 1,000 lone values 100 apart, and 10 pairs 1 apart: ten starts.
+    for k in 0..1000 {
+        assert!(report(&mut detector, k, 0.0, 100.0 * k as f64, 0.0).is_empty());
+    }
+    let mut starts = 0;
+    for p in 0..10u64 {
+        report(&mut detector, 2000 + 2 * p, 1.0, 100.0 * p as f64, 1000.0);
+        starts += report(
+            &mut detector,
+            2001 + 2 * p,
+            1.0,
+            100.0 * p as f64 + 1.0,
+            1000.0,
+        )
+        .len();
+    }
+    assert_eq!(starts, 10);
+    assert_eq!(detector.stats().live_tokens, 1000 + 20 + 10);
+    // Ten minutes of a ticker far away: every lone value is forgotten, the pairs stay.
+    for s in 1..=20 {
+        report(&mut detector, 9999, 30.0 * s as f64, -1.0e6, -1.0e6);
+    }
+    assert_eq!(detector.stats().live_tokens, 1 + 20 + 10, "ticker, pairs");
+    // One value of the first pair moves away: the pair ends, and its partner, whose
+    // report is ten minutes old, goes at the sweep after.
+    let ends = report(&mut detector, 2000, 601.0, 5.0e5, 5.0e5);
+    assert_eq!(ends.len(), 1);
+    assert_eq!(detector.stats().live_tokens, 1 + 20 + 9);
+    for s in 1..=2 {
+        report(&mut detector, 9999, 601.0 + 30.0 * s as f64, -1.0e6, -1.0e6);
+    }
+    assert_eq!(
+        detector.stats().live_tokens,
+        1 + 19 + 9,
+        "the partner forgotten"
+    );
+    // A minute after its last report, the moved value goes too.
+    report(&mut detector, 9999, 700.0, -1.0e6, -1.0e6);
+    assert_eq!(detector.stats().live_tokens, 1 + 18 + 9);
+}

@@ -395,6 +395,11 @@ impl From<&Value> for KeyVal {
 }
 
 impl KeyVal {
+    /// Thirty-two bits of the value's hash: equal values have equal tags.
+    pub(crate) fn tag(&self) -> u32 {
+        (self.hash >> 32) as u32
+    }
+
     /// The attribute value this key was made from.
     pub(crate) fn value(&self) -> Value {
         match &self.value {

@@ -165,10 +165,8 @@ impl Sides {
         let chunks = self.cells.chunks_exact(4);
         let mut last = [0; 4];
         last[..chunks.remainder().len()].copy_from_slice(chunks.remainder());
-        let mut packed: Vec<u8> = chunks
-            .map(|c| four([c[0], c[1], c[2], c[3]]))
-            .collect();
-        if self.cells.len() % 4 != 0 {
+        let mut packed: Vec<u8> = chunks.map(|c| four([c[0], c[1], c[2], c[3]])).collect();
+        if !self.cells.len().is_multiple_of(4) {
             packed.push(four(last));
         }
         self.packed = packed;
@@ -188,7 +186,7 @@ impl Sides {
         let four = side * 0x55;
         let mut k = from;
         while k <= to {
-            if k % 4 == 0 && k + 3 <= to {
+            if k.is_multiple_of(4) && k + 3 <= to {
                 if self.packed[k / 4] != four {
                     return false;
                 }

@@ -109,12 +109,12 @@ impl Component {
             Component::Phase(u) => u.fire(tok, cx),
             Component::During(u) => u.fire(role, tok, cx),
             Component::Served => {}
-            Component::Toggle(_)
-            | Component::Stationary(_)
-            | Component::Silent(_)
-            | Component::Lasting(_)
-            | Component::Close(_)
-            | Component::Combine(_) => self.fire_step(&[(role, tok)], cx),
+            Component::Toggle(u) => u.fire(role, tok, cx),
+            Component::Stationary(u) => u.fire(tok, cx),
+            Component::Silent(u) => u.fire(tok, cx),
+            Component::Lasting(_) | Component::Close(_) | Component::Combine(_) => {
+                self.fire_step(&[(role, tok)], cx)
+            }
         }
     }
 
@@ -297,7 +297,7 @@ impl Component {
             (Component::Stationary(u), ComponentState::Stationary(s)) => u.load(s.into_owned()),
             (Component::Silent(u), ComponentState::Silent(s)) => u.load(s.into_owned()),
             (Component::Lasting(u), ComponentState::Lasting(s)) => u.load(s.into_owned()),
-            (Component::Close(u), ComponentState::Close(s)) => *u = s.into_owned(),
+            (Component::Close(u), ComponentState::Close(s)) => u.load(s.into_owned()),
             (Component::Combine(u), ComponentState::Combine(s)) => u.load(s.into_owned()),
             (Component::During(u), ComponentState::During(s)) => u.load(s.into_owned()),
             (

@@ -6,8 +6,11 @@
 //!
 //! The latest occurrence of each value is kept in a grid of cells `max` wide (planar
 //! squares, or cubes on the sphere for WGS84, where a chord is never longer than the
-//! geodesic), so a new occurrence looks only at the values near it and at the pairs
-//! it is in that hold, never at every value.
+//! geodesic), so a new occurrence looks only at the values near it and
+//! at the pairs it is in that hold, never at every value.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 
 use rustc_hash::{FxHashMap, FxHashSet};
 use serde::{Deserialize, Serialize};
@@ -32,6 +35,11 @@ struct Latest {
     end: Timestamp,
     /// The value's number in [`Close::values`].
     value: u32,
+    /// The value's [`KeyVal::tag`]: a report finds its value's entry among the
+    /// cells around it by this (and then its key), without a look-up in the table of
+    /// every value. Not saved: set again when a snapshot is loaded.
+    #[serde(skip)]
+    tag: u32,
 }
 
 /// What `Close` keeps of one value: its latest located occurrence (`None` only when
@@ -41,6 +49,21 @@ struct Latest {
 struct Value {
     latest: Option<(Cell, Token)>,
     partners: FxHashSet<u32>,
+    /// The end its entry in [`Close::expiry`] carries, if it has one (a located
+    /// value has one, unless a sweep found its latest occurrence too old while it
+    /// held a pair). Not saved: the entries are made again when a snapshot is loaded.
+    #[serde(skip)]
+    queued: Option<Timestamp>,
+}
+
+impl Value {
+    fn new() -> Value {
+        Value {
+            latest: None,
+            partners: FxHashSet::default(),
+            queued: None,
+        }
+    }
 }
 
 /// The component of `Close`.
@@ -59,6 +82,15 @@ pub(crate) struct Close {
     /// since when.
     holds: FxHashMap<(u32, u32), Since>,
     next_sweep: Timestamp,
+    /// The located values by the end of a latest occurrence each has had, earliest
+    /// first: a sweep takes out those whose end is too old and visits only them, and
+    /// the values [`Close::unparked`] names, never every value.
+    #[serde(skip)]
+    expiry: BinaryHeap<Reverse<(Timestamp, u32)>>,
+    /// Values a sweep left without an entry in `expiry` (their latest occurrence too
+    /// old, a pair held) that have since lost their last pair.
+    #[serde(skip)]
+    unparked: Vec<u32>,
     /// Latest occurrences replaced by newer ones, dropped a little later.
     #[serde(skip)]
     graves: Graves,
@@ -80,12 +112,41 @@ impl Close {
             cells: FxHashMap::default(),
             holds: FxHashMap::default(),
             next_sweep: Timestamp::MIN,
+            expiry: BinaryHeap::new(),
+            unparked: Vec::new(),
             graves: Graves::default(),
         }
     }
 
     pub(crate) fn live(&self) -> usize {
         self.located + self.holds.len()
+    }
+
+    /// Takes the state of `saved`, the same component in a snapshot.
+    pub(crate) fn load(&mut self, saved: Close) {
+        *self = saved;
+        let values = &self.values;
+        for x in self.cells.values_mut().flatten() {
+            x.tag = values.key(x.value).tag();
+        }
+        let located: Vec<(u32, Timestamp)> = self
+            .values
+            .iter()
+            .filter_map(|(i, _, v)| v.latest.as_ref().map(|(_, tok)| (i, tok.end)))
+            .collect();
+        for (i, end) in located {
+            self.queue(i, end);
+        }
+    }
+
+    /// Gives value `i`, whose latest occurrence ends at `end`, its entry in
+    /// `expiry` (unless it has one, which a sweep moves on when it comes out).
+    fn queue(&mut self, i: u32, end: Timestamp) {
+        let v = self.values.get_mut(i);
+        if v.queued.is_none() {
+            v.queued = Some(end);
+            self.expiry.push(Reverse((end, i)));
+        }
     }
 
     /// The cells' side: `max`, widened by 1 % on WGS84, where cells are filed on the
@@ -120,27 +181,62 @@ impl Close {
 
     /// Drops the latest occurrences too old to make a pair true that are in no pair
     /// that holds: they can change nothing but a pair's end, and they have none.
+    ///
+    /// Only the values `expiry` holds too old, and those `unparked` names, are
+    /// visited: a value whose latest occurrence ends before the horizon has its
+    /// entry there taken out now or at an earlier sweep, which either moved it on
+    /// (the value had reported since), dropped the value, or left it out while it
+    /// held a pair; such a value is named in `unparked` when it loses its last pair.
     fn sweep(&mut self, now: Timestamp, cx: &mut Cx<'_>) {
         if now < self.next_sweep {
             return;
         }
         self.next_sweep = now.saturating_add((self.within / 2).max(1_000_000));
         let horizon = now.saturating_add(-self.within);
-        let values = &mut self.values;
         let mut dropped = 0;
-        self.cells.retain(|_, entries| {
-            entries.retain(|x| {
-                let stale = x.end < horizon && values.get(x.value).partners.is_empty();
-                if stale {
-                    values.remove(x.value);
-                    dropped += 1;
-                }
-                !stale
-            });
-            !entries.is_empty()
-        });
+        while let Some(&Reverse((end, i))) = self.expiry.peek() {
+            if end >= horizon {
+                break;
+            }
+            self.expiry.pop();
+            // (An entry of a value since dropped, whose number may be another's now,
+            // carries an end the value's own entry does not.)
+            let Some((_, v)) = self.values.slot_mut(i) else {
+                continue;
+            };
+            if v.queued != Some(end) {
+                continue;
+            }
+            let latest = v.latest.as_ref().map_or(end, |(_, tok)| tok.end);
+            if latest > end {
+                v.queued = Some(latest);
+                self.expiry.push(Reverse((latest, i)));
+            } else if v.partners.is_empty() {
+                dropped += self.drop_value(i);
+            } else {
+                v.queued = None;
+            }
+        }
+        for i in std::mem::take(&mut self.unparked) {
+            let Some((_, v)) = self.values.slot_mut(i) else {
+                continue;
+            };
+            let stale = v.latest.as_ref().is_some_and(|(_, tok)| tok.end < horizon);
+            if v.queued.is_none() && stale && v.partners.is_empty() {
+                dropped += self.drop_value(i);
+            }
+        }
         self.located -= dropped;
         give_room(cx.budget, dropped);
+    }
+
+    /// Forgets located value `i`, which holds no pair, and its latest occurrence: 1.
+    fn drop_value(&mut self, i: u32) -> usize {
+        let (_, v) = self.values.remove(i);
+        if let Some((c, _)) = v.latest {
+            self.unfile(i, c);
+        }
+        1
     }
 
     /// Takes value `i`'s latest occurrence, in cell `c`, out of its cell.
@@ -196,12 +292,6 @@ impl Close {
         let space = cx.space;
         let c = self.cell(space, p);
         let dz = if space == Space::Wgs84 { 1 } else { 0 };
-        let mut me = self.values.find(v);
-        let mine = me.map(|m| &self.values.get(m).partners);
-        let holds = |u: u32| mine.is_some_and(|s| s.contains(&u));
-        // The pairs that change: with the values near y (only they can be close),
-        // and with those far away that v holds a pair with (which end).
-        let mut changed: SmallVec<[(u32, bool); 8]> = SmallVec::new();
         // The cells around y are looked up first and read after, so that the look-ups
         // (each a cache miss among many objects) are in flight together.
         let mut around: SmallVec<[&[Latest]; 27]> = SmallVec::new();
@@ -214,6 +304,24 @@ impl Close {
                 }
             }
         }
+        // v's own latest occurrence is most often among the cells around y (a report
+        // lies near the one before): found there by its tag and key, its entry is read
+        // without a look-up in the table of every value.
+        let tag = v.tag();
+        let values = &self.values;
+        let mut me = around
+            .iter()
+            .copied()
+            .flatten()
+            .find(|x| x.tag == tag && values.key(x.value) == v)
+            .map(|x| x.value)
+            .or_else(|| values.find(v));
+        debug_assert_eq!(me, values.find(v), "the entry of v");
+        let mine = me.map(|m| &self.values.get(m).partners);
+        let holds = |u: u32| mine.is_some_and(|s| s.contains(&u));
+        // The pairs that change: with the values near y (only they can be close),
+        // and with those far away that v holds a pair with (which end).
+        let mut changed: SmallVec<[(u32, bool); 8]> = SmallVec::new();
         // The partners met among the values near y: a partner's latest occurrence is
         // filed in its cell, so a partner met here is next to y and one not met is far
         // (or has none), and only those not met need their own entries read.
@@ -266,13 +374,7 @@ impl Close {
                 if !take_room(cx.budget) {
                     continue;
                 }
-                let m = *me.get_or_insert_with(|| {
-                    let fresh = Value {
-                        latest: None,
-                        partners: FxHashSet::default(),
-                    };
-                    self.values.insert(v.clone(), fresh)
-                });
+                let m = *me.get_or_insert_with(|| self.values.insert(v.clone(), Value::new()));
                 let s = since(&merged, cx.now);
                 self.holds.insert(pair(u, m), s.clone());
                 self.values.get_mut(u).partners.insert(m);
@@ -281,7 +383,11 @@ impl Close {
             } else if let Some(m) = me {
                 if let Some(s) = self.holds.remove(&pair(u, m)) {
                     give_room(cx.budget, 1);
-                    self.values.get_mut(u).partners.remove(&m);
+                    let other = self.values.get_mut(u);
+                    other.partners.remove(&m);
+                    if other.partners.is_empty() && other.queued.is_none() {
+                        self.unparked.push(u);
+                    }
                     self.values.get_mut(m).partners.remove(&u);
                     cx.emit(transition(&merged, cx.now, false, s, kv));
                 }
@@ -307,22 +413,18 @@ impl Close {
         }
         let m = match me {
             Some(m) => m,
-            None => {
-                let fresh = Value {
-                    latest: None,
-                    partners: FxHashSet::default(),
-                };
-                self.values.insert(v.clone(), fresh)
-            }
+            None => self.values.insert(v.clone(), Value::new()),
         };
         let old = self.values.get_mut(m).latest.replace((c, y.clone()));
         if let Some((_, old)) = old {
             self.graves.bury(old, cx.released);
         }
+        self.queue(m, y.end);
         self.cells.entry(c).or_default().push(Latest {
             at: p,
             end: y.end,
             value: m,
+            tag: v.tag(),
         });
     }
 }

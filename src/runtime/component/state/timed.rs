@@ -261,14 +261,19 @@ impl Stationary {
         warm(&self.key, term, &self.timed.armed);
     }
 
+    /// A step of one report (most steps): as [`Stationary::fire_step`], without
+    /// grouping by key value.
+    pub(crate) fn fire(&mut self, y: &Token, cx: &mut Cx<'_>) {
+        let Some(k) = key_ref(&self.key, y) else {
+            return;
+        };
+        let found = self.timed.armed.find_ref(k);
+        self.report(found, k, y, cx);
+    }
+
     pub(crate) fn fire_step(&mut self, inbox: &[(usize, &Token)], cx: &mut Cx<'_>) {
         if let [(_, y)] = inbox {
-            // A step of one report (most steps), without grouping by key value.
-            let Some(k) = key_ref(&self.key, y) else {
-                return;
-            };
-            let found = self.timed.armed.find_ref(k);
-            self.report(found, k, y, cx);
+            self.fire(y, cx);
             return;
         }
         let key = &self.key;
@@ -352,14 +357,19 @@ impl Silent {
         warm(&self.key, term, &self.timed.armed);
     }
 
+    /// A step of one report (most steps): as [`Silent::fire_step`], without
+    /// grouping by key value.
+    pub(crate) fn fire(&mut self, y: &Token, cx: &mut Cx<'_>) {
+        if let Some(k) = key_ref(&self.key, y) {
+            let found = self.timed.armed.find_ref(k);
+            let at = y.end.saturating_add(self.hold);
+            self.timed.rearm(found, k, y.clone(), at, Some(y), cx);
+        }
+    }
+
     pub(crate) fn fire_step(&mut self, inbox: &[(usize, &Token)], cx: &mut Cx<'_>) {
         if let [(_, y)] = inbox {
-            // A step of one report (most steps), without grouping by key value.
-            if let Some(k) = key_ref(&self.key, y) {
-                let found = self.timed.armed.find_ref(k);
-                let at = y.end.saturating_add(self.hold);
-                self.timed.rearm(found, k, (*y).clone(), at, Some(y), cx);
-            }
+            self.fire(y, cx);
             return;
         }
         let key = &self.key;

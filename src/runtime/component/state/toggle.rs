@@ -94,7 +94,7 @@ impl Toggle {
     /// One step's occurrences.
     pub(crate) fn fire_step(&mut self, inbox: &[(usize, &Token)], cx: &mut Cx<'_>) {
         if let [(role, tok)] = inbox {
-            self.fire_one(*role, tok, cx);
+            self.fire(*role, tok, cx);
             return;
         }
         // While the state holds for no key value, a step none of whose occurrences
@@ -147,7 +147,7 @@ impl Toggle {
 
     /// A step of one occurrence (most steps): as [`Toggle::fire_step`], without
     /// grouping by key value.
-    fn fire_one(&mut self, role: usize, tok: &Token, cx: &mut Cx<'_>) {
+    pub(crate) fn fire(&mut self, role: usize, tok: &Token, cx: &mut Cx<'_>) {
         let Some(on) = self.verdict(role, tok) else {
             return;
         };
@@ -158,12 +158,10 @@ impl Toggle {
             return;
         };
         match (on, self.holds.find_ref(k)) {
-            (true, None) => {
-                if take_room(cx.budget) {
-                    let s = since(tok, cx.now);
-                    self.holds.insert(k.to_owned(), s.clone());
-                    cx.emit(transition(tok, cx.now, true, s, k.to_owned()));
-                }
+            (true, None) if take_room(cx.budget) => {
+                let s = since(tok, cx.now);
+                self.holds.insert(k.to_owned(), s.clone());
+                cx.emit(transition(tok, cx.now, true, s, k.to_owned()));
             }
             (false, Some(i)) => {
                 let (k, s) = self.holds.remove(i);
