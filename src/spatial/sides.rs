@@ -260,11 +260,11 @@ impl Sides {
         }
         let fx = (p.x - self.lo.x) * self.scale.0;
         let fy = (p.y - self.lo.y) * self.scale.1;
-        // (The casts saturate.)
-        let (i, j) = (fx as usize, fy as usize);
-        if fx < 0.0 || fy < 0.0 || i >= self.nx || j >= self.ny {
+        if !(fx >= 0.0 && fy >= 0.0 && fx < self.nx as f64 && fy < self.ny as f64) {
             return Some(Side::Outside);
         }
+        // In range (fewer than 2^16 cells a side): the casts truncate.
+        let (i, j) = (fx as u32 as usize, fy as u32 as usize);
         match self.cell(j * self.nx + i) {
             INSIDE => Some(Side::Inside),
             OUTSIDE => Some(Side::Outside),

@@ -49,11 +49,6 @@ struct Latest {
 struct Value {
     latest: Option<(Cell, Token)>,
     partners: FxHashSet<u32>,
-    /// The end its entry in [`Close::expiry`] carries, if it has one (a located
-    /// value has one, unless a sweep found its latest occurrence too old while it
-    /// held a pair). Not saved: the entries are made again when a snapshot is loaded.
-    #[serde(skip)]
-    queued: Option<Timestamp>,
 }
 
 impl Value {
@@ -61,7 +56,6 @@ impl Value {
         Value {
             latest: None,
             partners: FxHashSet::default(),
-            queued: None,
         }
     }
 }
@@ -87,6 +81,11 @@ pub(crate) struct Close {
     /// the values [`Close::unparked`] names, never every value.
     #[serde(skip)]
     expiry: BinaryHeap<Reverse<(Timestamp, u32)>>,
+    /// By value number: the end its entry in `expiry` carries, if it has one (a
+    /// located value has one, unless a sweep found its latest occurrence too old
+    /// while it held a pair).
+    #[serde(skip)]
+    queued: Vec<Option<Timestamp>>,
     /// Values a sweep left without an entry in `expiry` (their latest occurrence too
     /// old, a pair held) that have since lost their last pair.
     #[serde(skip)]
@@ -113,6 +112,7 @@ impl Close {
             holds: FxHashMap::default(),
             next_sweep: Timestamp::MIN,
             expiry: BinaryHeap::new(),
+            queued: Vec::new(),
             unparked: Vec::new(),
             graves: Graves::default(),
         }
@@ -141,11 +141,15 @@ impl Close {
 
     /// Gives value `i`, whose latest occurrence ends at `end`, its entry in
     /// `expiry` (unless it has one, which a sweep moves on when it comes out).
+    #[inline]
     fn queue(&mut self, i: u32, end: Timestamp) {
-        let v = self.values.get_mut(i);
-        if v.queued.is_none() {
-            v.queued = Some(end);
-            self.expiry.push(Reverse((end, i)));
+        let i = i as usize;
+        if self.queued.len() <= i {
+            self.queued.resize(i + 1, None);
+        }
+        if self.queued[i].is_none() {
+            self.queued[i] = Some(end);
+            self.expiry.push(Reverse((end, i as u32)));
         }
     }
 
@@ -204,17 +208,18 @@ impl Close {
             let Some((_, v)) = self.values.slot_mut(i) else {
                 continue;
             };
-            if v.queued != Some(end) {
+            let queued = &mut self.queued[i as usize];
+            if *queued != Some(end) {
                 continue;
             }
             let latest = v.latest.as_ref().map_or(end, |(_, tok)| tok.end);
             if latest > end {
-                v.queued = Some(latest);
+                *queued = Some(latest);
                 self.expiry.push(Reverse((latest, i)));
             } else if v.partners.is_empty() {
                 dropped += self.drop_value(i);
             } else {
-                v.queued = None;
+                *queued = None;
             }
         }
         for i in std::mem::take(&mut self.unparked) {
@@ -222,7 +227,7 @@ impl Close {
                 continue;
             };
             let stale = v.latest.as_ref().is_some_and(|(_, tok)| tok.end < horizon);
-            if v.queued.is_none() && stale && v.partners.is_empty() {
+            if self.queued[i as usize].is_none() && stale && v.partners.is_empty() {
                 dropped += self.drop_value(i);
             }
         }
@@ -232,6 +237,7 @@ impl Close {
 
     /// Forgets located value `i`, which holds no pair, and its latest occurrence: 1.
     fn drop_value(&mut self, i: u32) -> usize {
+        self.queued[i as usize] = None;
         let (_, v) = self.values.remove(i);
         if let Some((c, _)) = v.latest {
             self.unfile(i, c);
@@ -240,6 +246,7 @@ impl Close {
     }
 
     /// Takes value `i`'s latest occurrence, in cell `c`, out of its cell.
+    #[inline]
     fn unfile(&mut self, i: u32, c: Cell) {
         if let Some(entries) = self.cells.get_mut(&c) {
             if let Some(j) = entries.iter().position(|x| x.value == i) {
@@ -295,24 +302,26 @@ impl Close {
         // The cells around y are looked up first and read after, so that the look-ups
         // (each a cache miss among many objects) are in flight together.
         let mut around: SmallVec<[&[Latest]; 27]> = SmallVec::new();
+        let mut here: &[Latest] = &[];
         for i in -1..=1 {
             for j in -1..=1 {
                 for k in -dz..=dz {
                     if let Some(entries) = self.cells.get(&(c.0 + i, c.1 + j, c.2 + k)) {
                         around.push(entries);
+                        if (i, j, k) == (0, 0, 0) {
+                            here = entries;
+                        }
                     }
                 }
             }
         }
-        // v's own latest occurrence is most often among the cells around y (a report
-        // lies near the one before): found there by its tag and key, its entry is read
-        // without a look-up in the table of every value.
+        // v's own latest occurrence is most often in y's cell (a report lies near the
+        // one before): found there by its tag and key, its entry is read without a
+        // look-up in the table of every value.
         let tag = v.tag();
         let values = &self.values;
-        let mut me = around
+        let mut me = here
             .iter()
-            .copied()
-            .flatten()
             .find(|x| x.tag == tag && values.key(x.value) == v)
             .map(|x| x.value)
             .or_else(|| values.find(v));
@@ -385,7 +394,8 @@ impl Close {
                     give_room(cx.budget, 1);
                     let other = self.values.get_mut(u);
                     other.partners.remove(&m);
-                    if other.partners.is_empty() && other.queued.is_none() {
+                    let parked = self.queued.get(u as usize).is_none_or(Option::is_none);
+                    if other.partners.is_empty() && parked {
                         self.unparked.push(u);
                     }
                     self.values.get_mut(m).partners.remove(&u);
@@ -404,6 +414,9 @@ impl Close {
                     if let Some(m) = me {
                         if self.values.get(m).partners.is_empty() {
                             self.values.remove(m);
+                            if let Some(q) = self.queued.get_mut(m as usize) {
+                                *q = None;
+                            }
                         }
                     }
                     return;
