@@ -231,6 +231,25 @@ pub(crate) fn floor_to_i64(x: f64) -> i64 {
     }
 }
 
+/// `x.floor()`, without the library call (see [`floor_to_i64`]) for the values a
+/// grid's cell numbers take: below 2^52 in size, every `f64` truncates exactly.
+#[inline]
+pub(crate) fn floor(x: f64) -> f64 {
+    if x.abs() < 4_503_599_627_370_496.0 {
+        let t = x as i64 as f64;
+        if t > x {
+            t - 1.0
+        } else if t == x {
+            // (-0.0 stays -0.0.)
+            x
+        } else {
+            t
+        }
+    } else {
+        x.floor()
+    }
+}
+
 /// The bearing from `from` to `to` in degrees clockwise from north, in `[0, 360)`.
 pub(crate) fn bearing(space: Space, from: Point, to: Point) -> f64 {
     let deg = match space {
@@ -372,6 +391,11 @@ mod tests {
         xs.extend((0..10_000).map(|_| rng.random_range(-1e19..1e19)));
         for x in xs {
             assert_eq!(floor_to_i64(x), x.floor() as i64, "{x}");
+            let (f, g) = (floor(x), x.floor());
+            assert!(
+                f == g && f.is_sign_negative() == g.is_sign_negative() || f.is_nan() && g.is_nan(),
+                "{x}: {f} {g}"
+            );
         }
     }
 

@@ -26,7 +26,7 @@
 use geo_types::{LineString, Rect};
 
 use super::margin::{corners as rect_corners, Side};
-use super::metric::{geodesic_bounds, WGS84_A, WGS84_E2};
+use super::metric::{floor, geodesic_bounds, WGS84_A, WGS84_E2};
 use super::zone::{Shape, Zone};
 use crate::event::{Point, Space};
 
@@ -99,7 +99,7 @@ impl Sides {
                     return None;
                 }
                 sides.circle(space, *center, *radius, margin, tests)?;
-                return Some(sides.pack());
+                return Some(sides);
             }
             _ => return None,
         };
@@ -129,9 +129,7 @@ impl Sides {
             }
         }
         let vertices = rings.iter().map(|r| r.len()).sum::<usize>().max(1);
-        sides
-            .fill(zone, space, vertices, tests)
-            .then(|| sides.pack())
+        sides.fill(zone, space, vertices, tests).then_some(sides)
     }
 
     /// A raster over `area` of at most `cells` cells, each settled outside (so far);
@@ -156,8 +154,9 @@ impl Sides {
         })
     }
 
-    /// The raster laid out: its cells packed two bits each.
-    fn pack(mut self) -> Sides {
+    /// The raster laid out, ready for [`Sides::at`]: its cells packed two bits each.
+    /// (A raster is laid out, and read by [`Sides::union`], a byte a cell.)
+    pub(crate) fn pack(mut self) -> Sides {
         let four = |c: [u8; 4]| {
             let w = u32::from_le_bytes(c);
             (w & 0x03 | (w >> 6) & 0x0c | (w >> 12) & 0x30 | (w >> 18) & 0xc0) as u8
@@ -178,27 +177,6 @@ impl Sides {
     #[inline]
     fn cell(&self, k: usize) -> u8 {
         (self.packed[k >> 2] >> (2 * (k & 3))) & 3
-    }
-
-    /// Are cells `from..=to` of a packed raster all `side`? Four at a time where a
-    /// byte holds four of them.
-    fn all_are(&self, from: usize, to: usize, side: u8) -> bool {
-        let four = side * 0x55;
-        let mut k = from;
-        while k <= to {
-            if k.is_multiple_of(4) && k + 3 <= to {
-                if self.packed[k / 4] != four {
-                    return false;
-                }
-                k += 4;
-            } else {
-                if self.cell(k) != side {
-                    return false;
-                }
-                k += 1;
-            }
-        }
-        true
     }
 
     /// Rounding slack in coordinate units: a point is put in a cell by a product
@@ -251,7 +229,8 @@ impl Sides {
         Some(())
     }
 
-    /// The side every point of `p`'s cell lies on, if the cell is settled;
+    /// The side every point of `p`'s cell lies on (a raster [`Sides::pack`]ed), if the
+    /// cell is settled;
     /// outside for a point outside the raster's area; `None` for an unsettled cell
     /// and for a point that is not finite.
     pub(crate) fn at(&self, p: Point) -> Option<Side> {
@@ -329,8 +308,8 @@ impl Sides {
     /// that reaches past the raster's area; `None` when it overlaps none.
     fn cells_over(&self, lo: Point, hi: Point) -> Option<(usize, usize, usize, usize, bool)> {
         let range = |lo: f64, hi: f64, origin: f64, scale: f64, n: usize| {
-            let first = ((lo - origin) * scale).floor() - 1.0;
-            let last = ((hi - origin) * scale).floor() + 1.0;
+            let first = floor((lo - origin) * scale) - 1.0;
+            let last = floor((hi - origin) * scale) + 1.0;
             let top = (n - 1) as f64;
             let clamp = |v: f64| v.clamp(0.0, top) as usize;
             (last >= 0.0 && first <= top)
@@ -355,13 +334,16 @@ impl Sides {
         let first = if beyond {
             OUTSIDE
         } else {
-            self.cell(j0 * self.nx + i0)
+            self.cells[j0 * self.nx + i0]
         };
         if first == UNSETTLED {
             return None;
         }
         for j in j0..=j1 {
-            if !self.all_are(j * self.nx + i0, j * self.nx + i1, first) {
+            if self.cells[j * self.nx + i0..=j * self.nx + i1]
+                .iter()
+                .any(|&c| c != first)
+            {
                 return None;
             }
         }
@@ -418,7 +400,7 @@ impl Sides {
                 }
             }
         }
-        Some(all.pack())
+        Some(all)
     }
 
     /// Gives each run of settled cells in a row a side: that of a settled cell just

@@ -25,6 +25,7 @@ fn planar(z: &Zone, a: Rect<f64>, margin: f64, cells: usize) -> Option<Sides> {
         cells,
         &mut tests(),
     )
+    .map(Sides::pack)
 }
 
 fn pt(x: f64, y: f64) -> Point {
@@ -212,29 +213,5 @@ proptest! {
         for (k, &c) in cells.iter().enumerate() {
             prop_assert_eq!(s.cell(k), c, "cell {}", k);
         }
-    }
-}
-
-proptest! {
-    /// A run of packed cells is all of one side exactly when each of its cells is.
-    #[test]
-    fn runs_of_packed_cells(
-        cells in prop::collection::vec(0u8..3, 1..70),
-        a in 0usize..70,
-        b in 0usize..70,
-        side in 0u8..3,
-    ) {
-        let n = cells.len();
-        let (from, to) = (a.min(b) % n, a.max(b) % n);
-        prop_assume!(from <= to);
-        let mut s = Sides::blank(Rect::new(pt(0.0, 0.0), pt(n as f64, 1.0)), n)
-            .expect("a raster");
-        prop_assume!(s.nx * s.ny == n);
-        s.cells.copy_from_slice(&cells);
-        let s = s.pack();
-        prop_assert_eq!(
-            s.all_are(from, to, side),
-            cells[from..=to].iter().all(|&c| c == side)
-        );
     }
 }

@@ -107,7 +107,11 @@ impl NearZones {
             });
         }
         near.lay_out();
-        near.all = near.union().map(Box::new);
+        near.all = near.union().map(|all| Box::new(all.pack()));
+        // Laid out (and the union read from them a byte a cell): packed for lookups.
+        for z in &mut near.zones {
+            z.sides = z.sides.take().map(Sides::pack);
+        }
         near
     }
 
@@ -173,7 +177,7 @@ impl NearZones {
             None => self.always.push(i),
         }
         let cells = cells_per_zone(self.zones.len());
-        let sides = self.sides(zone, boxes.as_deref(), cells);
+        let sides = self.sides(zone, boxes.as_deref(), cells).map(Sides::pack);
         self.zones[i] = Near {
             id: z,
             zone: zone.clone(),
