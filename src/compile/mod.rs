@@ -197,7 +197,8 @@ pub(crate) fn compile(model: &Arc<Model>) -> (PetriNet, Program) {
             }
         }
     }
-    let by_type: FxHashMap<Arc<str>, Dispatch> = atomics
+    let mut types = Vec::new();
+    let by_type: FxHashMap<Arc<str>, usize> = atomics
         .into_iter()
         .map(|(kind, of_kind)| {
             let warm = of_kind
@@ -205,12 +206,13 @@ pub(crate) fn compile(model: &Arc<Model>) -> (PetriNet, Program) {
                 .flat_map(|&(id, _)| consumers[id].iter().map(|&(c, _)| c))
                 .filter(|&c| components[c].warms())
                 .collect();
-            (kind, Dispatch::new(&of_kind).warming(warm))
+            types.push(Dispatch::new(&of_kind).warming(warm));
+            (kind, types.len() - 1)
         })
         .collect();
     // An atomic component the dispatch reaches only for one value of an attribute
     // need not test that value again.
-    for dispatch in by_type.values() {
+    for dispatch in &types {
         for (id, attr, text) in dispatch.filed() {
             if let Component::Guard(Guard::Atomic(filter)) = &mut components[id] {
                 *filter = filter.as_ref().and_then(|f| f.assuming(attr, text));
@@ -230,6 +232,7 @@ pub(crate) fn compile(model: &Arc<Model>) -> (PetriNet, Program) {
             components,
             consumers,
             by_type,
+            types,
             outputs,
             counts,
             anchors,

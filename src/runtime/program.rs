@@ -21,8 +21,11 @@ pub(crate) struct Program {
     pub(crate) components: Vec<Component>,
     /// For each component, the (component, input arc) pairs its output place feeds.
     pub(crate) consumers: Vec<Vec<(usize, usize)>>,
-    /// The atomic components reading each event type's source place.
-    pub(crate) by_type: FxHashMap<Arc<str>, Dispatch>,
+    /// The atomic components reading each event type's source place, by the type's
+    /// place in `types`.
+    pub(crate) by_type: FxHashMap<Arc<str>, usize>,
+    /// Each event type's dispatch.
+    pub(crate) types: Vec<Dispatch>,
     /// The output names each component's occurrences are reported under.
     pub(crate) outputs: Vec<Vec<Arc<str>>>,
     /// The counting indexes: one per input (and `distinct` attribute) of `Count`s.

@@ -139,6 +139,12 @@ impl Term {
         Term { event, keys }
     }
 
+    /// Wraps `event`, with `keys`, its values of the net's key attributes (as
+    /// [`Term::new`] reads them).
+    pub(crate) fn with_keys(event: Event, keys: SmallVec<[Option<KeyVal>; 1]>) -> Term {
+        Term { event, keys }
+    }
+
     /// The event, its keys dropped.
     pub(crate) fn into_event(self) -> Event {
         self.event

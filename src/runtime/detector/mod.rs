@@ -22,8 +22,9 @@ use super::dirty::Dirty;
 use super::place::TokenBudget;
 use super::program::Program;
 use super::timer::Timers;
-use super::token::{Term, Token};
+use super::token::{KeyVal, Term, Token};
 use crate::event::{Event, Space, Timestamp};
+use smallvec::SmallVec;
 
 /// Detects the output events of a net in a stream of atomic events.
 ///
@@ -81,6 +82,13 @@ pub struct Detector {
     /// Tokens the states let go of in the steps since the last event (see
     /// [`Detector::push_into_spent`]).
     released: Vec<Token>,
+    /// The names of recent events' types, as they carried them, each with its place
+    /// in the program's `types` (`None`: a type no atomic component reads): see
+    /// [`Detector::type_of`].
+    kinds: [(Option<Arc<str>>, Option<usize>); 2],
+    /// For each key attribute of the net, the name as the last event that had it
+    /// carried it: see [`Detector::key_values`].
+    key_names: Vec<Option<Arc<str>>>,
 }
 
 impl Detector {
@@ -119,6 +127,8 @@ impl Detector {
             emitted: Vec::new(),
             quiet: false,
             released: Vec::new(),
+            kinds: Default::default(),
+            key_names: vec![None; program.model.key_attrs.len()],
             program,
             options,
         }
@@ -268,11 +278,19 @@ impl Detector {
         self.now = event.time;
         self.processed += 1;
         let step = self.next_step();
-        let program = Arc::clone(&self.program);
-        let Some(atomics) = program.by_type.get(&*event.kind) else {
+        let Some(t) = self.type_of(&event.kind) else {
             return (Ok(()), Left::Event(event));
         };
-        let tok = Token::atomic(step, Arc::new(Term::new(event, &program.model.key_attrs)));
+        let keys = self.key_values(&event);
+        let program = Arc::clone(&self.program);
+        debug_assert!(program
+            .model
+            .key_attrs
+            .iter()
+            .map(|a| event.attr(a).map(KeyVal::from))
+            .eq(keys.iter().cloned()));
+        let atomics = &program.types[t];
+        let tok = Token::atomic(step, Arc::new(Term::with_keys(event, keys)));
         for &c in atomics.warm() {
             self.components[c].warm(&tok.term);
         }
@@ -291,6 +309,51 @@ impl Detector {
         });
         self.run_step(step, out);
         (Ok(()), Left::Term(tok.term))
+    }
+
+    /// The place in the program's `types` of the event type named `kind`. Events share
+    /// one copy of each type's name, whose text the threads that read them keep
+    /// writing beside (its reference count): a name seen lately is known by its
+    /// address, without reading its text.
+    fn type_of(&mut self, kind: &Arc<str>) -> Option<usize> {
+        for (seen, t) in &self.kinds {
+            if seen.as_ref().is_some_and(|s| Arc::ptr_eq(s, kind)) {
+                return *t;
+            }
+        }
+        let t = self.program.by_type.get(&**kind).copied();
+        self.kinds.swap(0, 1);
+        self.kinds[0] = (Some(Arc::clone(kind)), t);
+        t
+    }
+
+    /// `event`'s values of the net's key attributes, as [`Term::new`] reads them. An
+    /// attribute whose name is the one the last event that had it carried is found
+    /// by the name's address (as [`Detector::type_of`] finds a type), once no
+    /// attribute before it has its name.
+    fn key_values(&mut self, event: &Event) -> SmallVec<[Option<KeyVal>; 1]> {
+        let Detector {
+            program, key_names, ..
+        } = self;
+        program
+            .model
+            .key_attrs
+            .iter()
+            .zip(key_names.iter_mut())
+            .map(|(a, seen)| {
+                let attrs = &event.attrs;
+                let by_address = seen
+                    .as_ref()
+                    .and_then(|s| attrs.iter().position(|(k, _)| Arc::ptr_eq(k, s)))
+                    .filter(|&i| attrs[..i].iter().all(|(k, _)| **k != **a));
+                let i = by_address.or_else(|| {
+                    let i = attrs.iter().position(|(k, _)| **k == **a)?;
+                    *seen = Some(Arc::clone(&attrs[i].0));
+                    Some(i)
+                });
+                i.map(|i| KeyVal::from(&attrs[i].1))
+            })
+            .collect()
     }
 
     /// Moves event time to `time` without an event, firing periodic ticks due strictly

@@ -189,6 +189,8 @@ impl Detector {
         self.counts = counts;
         self.inbox = vec![Vec::new(); n];
         self.dirty = Dirty::new(n);
+        self.kinds = Default::default();
+        self.key_names = vec![None; program.model.key_attrs.len()];
         self.program = Arc::clone(&program);
         report(om, nm, &from, &to, &self.components)
     }
