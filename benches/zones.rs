@@ -8,7 +8,9 @@
 //! kinds of zones on WGS84 (geodesic circles and sectors). Each iteration stabs one
 //! point, drawn uniformly over the region. `stab_track/zones=N` stabs instead the
 //! successive positions of 256 targets moving about the region (a random walk), as a
-//! stream of radar plots does.
+//! stream of radar plots does. `stab_ahead/zones=N` stabs the uniform points as
+//! `stab` does, each after bringing the grid cell of the point four stabs ahead into
+//! cache, as the detector does for the events of a batch (`Detector::prefetch`).
 //!
 //! `start/zones=N` is the start of the nets `examples/gen_zone_net.rs` writes, 100
 //! zones and 100,000 smaller ones: `Net::from_ron` on their text.
@@ -154,9 +156,14 @@ fn track(n: usize) -> Vec<Point> {
 #[derive(Clone, Copy, PartialEq)]
 enum Mode {
     Index,
+    /// The index, each point's cell fetched [`AHEAD`] stabs before.
+    Ahead,
     Tree,
     Linear,
 }
+
+/// How many stabs ahead `stab_ahead` fetches a point's cell (as `ccpn-run` does).
+const AHEAD: usize = 4;
 
 fn bench(c: &mut Criterion, group: &str, space: Space, sizes: &[usize], mode: Mode) {
     let mut g = c.benchmark_group(group);
@@ -169,7 +176,7 @@ fn bench(c: &mut Criterion, group: &str, space: Space, sizes: &[usize], mode: Mo
             Mode::Tree => ZoneIndex::tree(space, zones),
             _ => ZoneIndex::new(space, zones),
         };
-        if mode == Mode::Index {
+        if mode == Mode::Index || mode == Mode::Ahead {
             let kind = if index.is_grid() { "grid" } else { "R*-tree" };
             eprintln!("{group}/zones={n}: {kind}");
         }
@@ -182,10 +189,13 @@ fn bench(c: &mut Criterion, group: &str, space: Space, sizes: &[usize], mode: Mo
         g.bench_function(BenchmarkId::from_parameter(format!("zones={n}")), |b| {
             b.iter(|| {
                 i = (i + 1) & mask;
-                if mode == Mode::Linear {
-                    index.stab_linear(black_box(points[i]), &mut out);
-                } else {
-                    index.stab(black_box(points[i]), &mut out);
+                match mode {
+                    Mode::Linear => index.stab_linear(black_box(points[i]), &mut out),
+                    Mode::Ahead => {
+                        index.prefetch(black_box(points[(i + AHEAD) & mask]));
+                        index.stab(black_box(points[i]), &mut out);
+                    }
+                    Mode::Index | Mode::Tree => index.stab(black_box(points[i]), &mut out),
                 }
                 black_box(out.len())
             })
@@ -196,6 +206,7 @@ fn bench(c: &mut Criterion, group: &str, space: Space, sizes: &[usize], mode: Mo
 
 fn stab(c: &mut Criterion) {
     bench(c, "stab", Space::Planar, &SIZES, Mode::Index);
+    bench(c, "stab_ahead", Space::Planar, &SIZES, Mode::Ahead);
     bench(c, "stab_tree", Space::Planar, &SIZES, Mode::Tree);
     bench(c, "stab_linear", Space::Planar, &SIZES, Mode::Linear);
     bench(c, "stab_wgs84", Space::Wgs84, &SIZES, Mode::Index);

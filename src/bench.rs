@@ -256,6 +256,13 @@ impl ZoneIndex {
         self.0.stab(p, out);
     }
 
+    /// Brings what a stab at `p` reads first into cache (a hint: see
+    /// [`crate::Detector::prefetch`]).
+    #[inline]
+    pub fn prefetch(&self, p: Point) {
+        self.0.prefetch(p);
+    }
+
     /// What [`stab`](ZoneIndex::stab) returns, by testing every zone in turn.
     #[inline]
     pub fn stab_linear(&self, p: Point, out: &mut Vec<usize>) {

@@ -201,12 +201,14 @@ pub(crate) fn compile(model: &Arc<Model>) -> (PetriNet, Program) {
     let by_type: FxHashMap<Arc<str>, usize> = atomics
         .into_iter()
         .map(|(kind, of_kind)| {
-            let warm = of_kind
-                .iter()
-                .flat_map(|&(id, _)| consumers[id].iter().map(|&(c, _)| c))
-                .filter(|&c| components[c].warms())
-                .collect();
-            types.push(Dispatch::new(&of_kind).warming(warm));
+            let reached = || {
+                of_kind
+                    .iter()
+                    .flat_map(|&(id, _)| consumers[id].iter().map(|&(c, _)| c))
+            };
+            let warm = reached().filter(|&c| components[c].warms()).collect();
+            let ahead = reached().filter(|&c| components[c].looks_ahead()).collect();
+            types.push(Dispatch::new(&of_kind).warming(warm).fetching_ahead(ahead));
             (kind, types.len() - 1)
         })
         .collect();
@@ -232,6 +234,7 @@ pub(crate) fn compile(model: &Arc<Model>) -> (PetriNet, Program) {
             components,
             consumers,
             by_type,
+            looks_ahead: types.iter().any(|d| !d.ahead().is_empty()),
             types,
             outputs,
             counts,

@@ -30,6 +30,10 @@ pub(crate) struct Dispatch {
     /// entries an event's key value names before its step: fetched ahead
     /// ([`Component::warm`](super::component::Component::warm)).
     warm: Vec<usize>,
+    /// The components reached through these whose first read an event's location
+    /// alone decides (zone indexes), fetched events ahead of the step
+    /// ([`Component::fetch_ahead`](super::component::Component::fetch_ahead)).
+    ahead: Vec<usize>,
 }
 
 /// Components by the text value they require, each list in topological order.
@@ -63,6 +67,7 @@ impl Dispatch {
                 always: atomics.iter().map(|&(id, _)| id).collect(),
                 by_value: None,
                 warm: Vec::new(),
+                ahead: Vec::new(),
             };
         };
         debug_assert!(n >= 2);
@@ -80,6 +85,7 @@ impl Dispatch {
             always,
             by_value: Some((Arc::clone(key), by_value)),
             warm: Vec::new(),
+            ahead: Vec::new(),
         }
     }
 
@@ -88,6 +94,18 @@ impl Dispatch {
         warm.sort_unstable();
         warm.dedup();
         Dispatch { warm, ..self }
+    }
+
+    /// The same, with the components `ahead` to fetch events ahead of their steps.
+    pub(crate) fn fetching_ahead(self, mut ahead: Vec<usize>) -> Dispatch {
+        ahead.sort_unstable();
+        ahead.dedup();
+        Dispatch { ahead, ..self }
+    }
+
+    /// The components to fetch events ahead of a step of the type.
+    pub(crate) fn ahead(&self) -> &[usize] {
+        &self.ahead
     }
 
     /// The components filed under a value, each with the attribute and the value:

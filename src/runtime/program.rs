@@ -26,6 +26,9 @@ pub(crate) struct Program {
     pub(crate) by_type: FxHashMap<Arc<str>, usize>,
     /// Each event type's dispatch.
     pub(crate) types: Vec<Dispatch>,
+    /// Do some types' dispatches fetch components events ahead
+    /// ([`Dispatch::ahead`])?
+    pub(crate) looks_ahead: bool,
     /// The output names each component's occurrences are reported under.
     pub(crate) outputs: Vec<Vec<Arc<str>>>,
     /// The counting indexes: one per input (and `distinct` attribute) of `Count`s.

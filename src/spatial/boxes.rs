@@ -122,6 +122,16 @@ impl BoxIndex {
         (resized && self.kind != IndexKind::Tree) || 2 * self.strays > self.held + 64
     }
 
+    /// Brings what a stab at `p` reads first into cache: the grid's cell (the tree's
+    /// walk depends on what it reads, so it is not fetched ahead). A hint: no result
+    /// changes.
+    #[inline]
+    pub(crate) fn prefetch(&self, p: Point) {
+        if let Boxes::Grid(grid) = &self.boxes {
+            grid.prefetch(p);
+        }
+    }
+
     /// Calls `hit` with the id of every box holding `p` (and perhaps of boxes near
     /// it), an id once per box.
     #[inline]

@@ -412,6 +412,15 @@ impl Grid {
         self.arena = arena;
     }
 
+    /// Brings the cell of point `p` into cache, for a stab soon: a hint, nothing read.
+    #[inline]
+    pub(super) fn prefetch(&self, p: Point) {
+        let (cx, cy) = (self.x.cell(p.x), self.y.cell(p.y));
+        if let Some(cell) = self.cells.get(cy * self.x.n + cx) {
+            crate::hint::prefetch(cell);
+        }
+    }
+
     /// Calls `hit` with the slot of every box holding the point `(x, y)` (and perhaps
     /// of boxes near it), a slot once per box; the large boxes are looked up at `key`
     /// (the point as [`super::boxtree::key`] rounds it).
@@ -454,6 +463,41 @@ mod tests {
                 y: y + side,
             },
         )
+    }
+
+    /// A prefetch takes any point, however far or strange, to a cell or to none.
+    #[test]
+    fn a_prefetch_takes_any_point() {
+        let boxes: Vec<(Rect<f64>, u32)> = (0..100u32)
+            .map(|i| (square(f64::from(i % 10), f64::from(i / 10), 1.0), i))
+            .collect();
+        let grid = Grid::new(&boxes, false).expect("a grid");
+        for v in [
+            f64::NAN,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            -1e300,
+            1e300,
+            0.0,
+            5.5,
+        ] {
+            for w in [f64::NAN, f64::INFINITY, -1e300, 3.0] {
+                grid.prefetch(Point { x: v, y: w });
+                // A stab there afterwards answers as ever: every box holding the
+                // point (edges included) is among its hits.
+                let mut hits = Vec::new();
+                grid.stab(Point { x: v, y: w }, &[v as f32, w as f32], |s| {
+                    hits.push(s)
+                });
+                let holds = |r: &Rect<f64>| {
+                    v >= r.min().x && v <= r.max().x && w >= r.min().y && w <= r.max().y
+                };
+                for (r, slot) in &boxes {
+                    assert!(!holds(r) || hits.contains(slot), "{v} {w}: {slot}");
+                }
+                assert!(v != 5.5 || w != 3.0 || hits.contains(&35));
+            }
+        }
     }
 
     /// A huge box costs one entry in the tree of large boxes, not a cell per cell.

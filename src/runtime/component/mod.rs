@@ -152,6 +152,21 @@ impl Component {
         }
     }
 
+    /// Does the component read, for each occurrence, memory found from the
+    /// occurrence's location alone, that [`Component::fetch_ahead`] can bring into
+    /// cache events before they come?
+    pub(crate) fn looks_ahead(&self) -> bool {
+        matches!(self, Component::Stab(_))
+    }
+
+    /// `event` will reach this component some events from now: brings what its firing
+    /// reads first, found from the event alone, into cache. A hint: no state changes.
+    pub(crate) fn fetch_ahead(&self, event: &crate::event::Event) {
+        if let (Component::Stab(u), Some(p)) = (self, event.location) {
+            u.prefetch(p);
+        }
+    }
+
     /// Every token of a step at once, by input arc then arrival (states: an on and an
     /// off of one step cancel, and the first cause by ids is chosen among them all).
     pub(crate) fn fire_step(&mut self, inbox: &[(usize, &Token)], cx: &mut Cx<'_>) {

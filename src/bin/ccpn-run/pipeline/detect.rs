@@ -57,6 +57,10 @@ impl Tally {
 /// Pushes what the reader sends through `detector` until the reader is done (or the
 /// writer has gone: then `stop` is set), then finishes the detector. Closes both
 /// channels on return.
+/// How many events ahead of its push an event's memory is fetched
+/// ([`Detector::prefetch`]).
+const AHEAD: usize = 4;
+
 pub(super) fn detect(
     detector: &mut Detector,
     tally: &mut Tally,
@@ -83,7 +87,13 @@ pub(super) fn detect(
         let sent = match msg {
             ToDetector::Events(mut batch) => {
                 let mut sent = true;
-                for ev in batch.drain(..) {
+                let mut queue = batch.drain(..);
+                while let Some(ev) = queue.next() {
+                    // The zone index's cells of the events to come are fetched while
+                    // this one is pushed.
+                    if let Some(next) = queue.as_slice().get(AHEAD - 1) {
+                        detector.prefetch(next);
+                    }
                     if detector
                         .push_into_spent(ev, &mut found, &mut spent)
                         .is_err()
@@ -102,6 +112,7 @@ pub(super) fn detect(
                         }
                     }
                 }
+                drop(queue);
                 spares.give_full(std::mem::replace(&mut spent, batch));
                 if !warned_evictions && detector.stats().evicted > 0 {
                     warned_evictions = true;
