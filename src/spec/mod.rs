@@ -9,7 +9,7 @@ mod problem;
 mod refs;
 mod unique;
 
-pub(crate) use load::{parse, SourceMap};
+pub(crate) use load::{drop_aside, parse, SourceMap};
 pub use problem::Problem;
 
 use std::collections::BTreeMap;

@@ -84,8 +84,10 @@ impl Model {
             return Err(NetError::Invalid { problems });
         }
         warnings.sort_by_key(|p| (p.line, p.col));
+        let space = spec.space;
+        spec::drop_aside(spec);
         Ok(Model {
-            space: spec.space,
+            space,
             zones,
             nodes,
             outputs,
