@@ -176,14 +176,7 @@ fn run(net: &Net, events: Vec<Event>) -> usize {
 
 /// Pushes every event through `d` and counts the detections.
 fn run_on(mut d: Detector, events: Vec<Event>) -> usize {
-    let mut out = Vec::new();
-    let mut found = 0usize;
-    for e in events {
-        d.push_into(e, &mut out).expect("in order");
-        found += out.len();
-        out.clear();
-    }
-    found + d.finish().len()
+    run_kept(&mut d, events) + d.finish().len()
 }
 
 /// Benchmarks `name`: `run` over a fresh copy of `evs`; the detections are printed
