@@ -54,13 +54,13 @@ impl Tally {
     }
 }
 
-/// Pushes what the reader sends through `detector` until the reader is done (or the
-/// writer has gone: then `stop` is set), then finishes the detector. Closes both
-/// channels on return.
 /// How many events ahead of its push an event's memory is fetched
 /// ([`Detector::prefetch`]).
 const AHEAD: usize = 4;
 
+/// Pushes what the reader sends through `detector` until the reader is done (or the
+/// writer has gone: then `stop` is set), then finishes the detector. Closes both
+/// channels on return.
 pub(super) fn detect(
     detector: &mut Detector,
     tally: &mut Tally,
