@@ -209,12 +209,13 @@ impl Role {
 
 /// The special meaning of a field name, if it has one.
 pub(super) fn role_of(name: &str, axes: (&str, &str)) -> Option<Role> {
-    match name {
-        "id" => Some(Role::Id),
-        "time" => Some(Role::Time),
-        "type" => Some(Role::Type),
-        _ if name == axes.0 => Some(Role::X),
-        _ if name == axes.1 => Some(Role::Y),
+    use super::intern::same;
+    match name.as_bytes() {
+        b"id" => Some(Role::Id),
+        [b't', b'i', b'm', b'e'] => Some(Role::Time),
+        [b't', b'y', b'p', b'e'] => Some(Role::Type),
+        _ if same(name, axes.0) => Some(Role::X),
+        _ if same(name, axes.1) => Some(Role::Y),
         _ => None,
     }
 }
