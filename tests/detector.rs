@@ -407,3 +407,55 @@ fn the_readme_library_example_prints_a_detection() {
     assert!(readme.contains(&format!("prints `{}`", printed[0])));
     assert!(readme.contains(".at(-2000.0, 0.0)") && readme.contains(".at(-1000.0, 0.0)"));
 }
+
+/// `Detector::prefetch` is a hint: on a net of 10,000 zones (whose index is fetched
+/// ahead) the detections are those of the same events pushed without it, whatever
+/// event is named, and events do land in the zones.
+#[test]
+fn prefetching_changes_no_detection() {
+    use std::fmt::Write;
+    let mut zones = String::new();
+    for i in 0..10_000u32 {
+        let (x, y) = (f64::from(i % 100) * 10.0, f64::from(i / 100) * 10.0);
+        write!(
+            zones,
+            r#""z{i}": Circle(center: ({x}, {y}), radius: 4.0), "#
+        )
+        .expect("text");
+    }
+    let names: Vec<String> = (0..10_000).map(|i| format!("\"z{i}\"")).collect();
+    let n = Net::from_ron(
+        "zones.ron",
+        &format!(
+            r#"Net(zones: {{ {zones} }}, events: {{ "a": Atomic(type: "A"), "b": Atomic(type: "B"),
+                "a_in": Within(of: "a", zones: [{list}]), "b_in": Within(of: "b", zones: ["z0", "z5"]) }},
+                outputs: ["a_in", "b_in"])"#,
+            list = names.join(", ")
+        ),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let kinds: Vec<std::sync::Arc<str>> = vec!["A".into(), "B".into()];
+    let events: Vec<Event> = (0..5_000u32)
+        .map(|i| {
+            let mut e = Event::new(i64::from(i), "A", t(f64::from(i)));
+            e.kind = std::sync::Arc::clone(&kinds[(i % 7 == 0) as usize]);
+            let (x, y) = (f64::from(i * 37 % 1000), f64::from(i * 91 % 1000));
+            e.at(x, y)
+        })
+        .collect();
+    let (mut plain, mut hinted) = (Detector::new(&n), Detector::new(&n));
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    for (i, e) in events.iter().enumerate() {
+        plain.push_into(e.clone(), &mut a).expect("in order");
+        for ahead in [1, 4, 4_000] {
+            if let Some(next) = events.get(i + ahead) {
+                hinted.prefetch(next);
+            }
+        }
+        hinted.prefetch(e);
+        hinted.push_into(e.clone(), &mut b).expect("in order");
+    }
+    assert!(a.len() > 100, "{} detections", a.len());
+    let text = |d: &[ccpn::Detection]| d.iter().map(|d| format!("{d:?}")).collect::<Vec<_>>();
+    assert_eq!(text(&a), text(&b));
+}

@@ -80,7 +80,6 @@ impl BoxIndex {
     }
 
     /// Is the index a grid (else an R*-tree)?
-    #[cfg_attr(not(test), allow(dead_code))] // for tests and benches/zones.rs
     pub(crate) fn is_grid(&self) -> bool {
         matches!(self.boxes, Boxes::Grid(_))
     }

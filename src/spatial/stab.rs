@@ -136,13 +136,11 @@ impl ZoneIndex {
     }
 
     /// Is the index a grid (else an R*-tree)?
-    #[cfg_attr(not(test), allow(dead_code))] // for tests and benches/zones.rs
     pub(crate) fn is_grid(&self) -> bool {
         self.boxes.is_grid()
     }
 
     /// How many zones the index holds.
-    #[cfg_attr(not(test), allow(dead_code))] // for tests and benches/zones.rs
     pub(crate) fn len(&self) -> usize {
         self.by_id.len()
     }

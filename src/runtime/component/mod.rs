@@ -156,7 +156,7 @@ impl Component {
     /// occurrence's location alone, that [`Component::fetch_ahead`] can bring into
     /// cache events before they come?
     pub(crate) fn looks_ahead(&self) -> bool {
-        matches!(self, Component::Stab(_))
+        matches!(self, Component::Stab(u) if u.worth_fetching_ahead())
     }
 
     /// `event` will reach this component some events from now: brings what its firing

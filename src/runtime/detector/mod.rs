@@ -269,12 +269,12 @@ impl Detector {
 
     /// A hint for a caller that holds the events to come: brings into cache what
     /// pushing `event` will read first where the event alone says what that is (the
-    /// cell of the zone index of the `Within` rules its type reaches). Called a few
-    /// events before `event` is pushed, it lets the memory of a net of many zones be
-    /// fetched for several events at once rather than for one after another, as
-    /// `ccpn-run` does for each batch it reads. Nothing changes: what is detected
-    /// is the same with or without it, and it costs nothing on a net without
-    /// zone-indexed rules.
+    /// cell of the zone index of the `Within` rules its type reaches, when they watch
+    /// thousands of zones). Called a few events before `event` is pushed, it lets the
+    /// memory of a net of many zones be fetched for several events at once rather
+    /// than for one after another, as `ccpn-run` does for each batch it reads.
+    /// Nothing changes: what is detected is the same with or without it, and it
+    /// costs nothing on a net without such rules.
     ///
     /// ```
     /// use ccpn::{Detector, Event, Net, Timestamp};
