@@ -12,6 +12,7 @@ use serde_json::value::RawValue;
 
 use super::error::{clip, clip_name, fmt_f64};
 use super::fields::{role_kind, role_of, Name, Partial, Role, RoleKind, Scalar};
+use super::intern::same;
 use super::{LineError, LineParser};
 use crate::event::{Event, Value};
 
@@ -264,7 +265,7 @@ impl AttrNames {
             self.set = Some(set);
             return dup;
         }
-        attrs.iter().any(|(n, _)| &**n == key) || self.nulls.iter().any(|n| &**n == key)
+        attrs.iter().any(|(n, _)| same(n, key)) || self.nulls.iter().any(|n| same(n, key))
     }
 
     /// Notes an attribute given as `null`.
