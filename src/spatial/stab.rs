@@ -237,9 +237,17 @@ impl ZoneIndex {
     /// changes.
     #[inline]
     pub(crate) fn prefetch(&self, p: Point) {
-        if self.space == Space::Planar || (p.x > -180.0 && p.x < 180.0) {
+        if self.one_x(p) {
             self.boxes.prefetch(p);
         }
+    }
+
+    /// Is `p` stabbed at its own x alone? On the plane, and on WGS84 strictly inside
+    /// (-180, 180), where the longitude is its only equivalent; else at each of
+    /// [`equivalent_lons`].
+    #[inline]
+    fn one_x(&self, p: Point) -> bool {
+        self.space == Space::Planar || (p.x > -180.0 && p.x < 180.0)
     }
 
     /// Sets `out` to the ids of every zone that contains `p` (boundary included) in
@@ -259,14 +267,11 @@ impl ZoneIndex {
             self.boxes
                 .stab(Point { x, y: p.y }, |slot: u32| hits.push(slot));
         };
-        match space {
-            Space::Planar => visit(p.x),
-            // Strictly inside (-180, 180): the longitude is its only equivalent.
-            Space::Wgs84 if p.x > -180.0 && p.x < 180.0 => visit(p.x),
-            Space::Wgs84 => {
-                for x in equivalent_lons(p.x) {
-                    visit(x);
-                }
+        if self.one_x(p) {
+            visit(p.x);
+        } else {
+            for x in equivalent_lons(p.x) {
+                visit(x);
             }
         }
         for &slot in &hits {

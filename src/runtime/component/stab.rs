@@ -95,9 +95,11 @@ impl Stab {
 
     /// Is the group's index worth fetching ahead ([`Stab::prefetch`]): a grid of
     /// enough zones that its cells (a cache line each) outgrow the faster caches?
-    /// A few zones' cells stay in cache, and fetching them ahead only costs.
+    /// A few zones' cells stay in cache, and fetching them ahead only costs. (Asked
+    /// when the net is compiled; a detector that scans instead is told later, and
+    /// [`Stab::prefetch`] then does nothing.)
     pub(crate) fn worth_fetching_ahead(&self) -> bool {
-        !self.linear && self.index.is_grid() && self.index.len() >= FETCH_AHEAD_ZONES
+        self.index.is_grid() && self.index.len() >= FETCH_AHEAD_ZONES
     }
 
     /// An occurrence at `p` will reach the group soon: brings what its stab reads
