@@ -51,6 +51,7 @@ pub(crate) fn compile(model: &Arc<Model>) -> (PetriNet, Program) {
                 .push((id, zones.clone()));
         }
     }
+    let mut stabs = guard::stabs(model, &stab_groups);
     let mut stab_places: FxHashMap<usize, NodeIndex> = FxHashMap::default();
     let mut state_places: FxHashMap<usize, NodeIndex> = FxHashMap::default();
     for (id, node) in model.nodes.iter().enumerate() {
@@ -76,7 +77,7 @@ pub(crate) fn compile(model: &Arc<Model>) -> (PetriNet, Program) {
                         None,
                     )
                 });
-                guard::within(&mut net, id, &label, model, zones, group, place)
+                guard::within(&mut net, id, &label, model, zones, stabs.remove(&id), place)
             }
             Op::DirBox { rels, zone, .. } => {
                 guard::dir_box(&mut net, id, &label, model, rels, *zone)

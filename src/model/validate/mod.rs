@@ -14,6 +14,7 @@ use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use rustc_hash::FxHashMap;
 use xxhash_rust::xxh3::Xxh3Default;
 
 use super::duration::micros;
@@ -48,7 +49,7 @@ impl Model {
             problems: Vec::new(),
             warnings: Vec::new(),
             key_attrs: Vec::new(),
-            zone_ids: HashMap::new(),
+            zone_ids: FxHashMap::default(),
             zones: Vec::new(),
             nodes: Vec::new(),
             by_name: HashMap::new(),
@@ -111,7 +112,7 @@ struct Validator<'a> {
     spec: &'a NetSpec,
     problems: Vec<Problem>,
     warnings: Vec<Problem>,
-    zone_ids: HashMap<&'a str, usize>,
+    zone_ids: FxHashMap<&'a str, usize>,
     zones: Vec<Zone>,
     nodes: Vec<Node>,
     /// Resolved names: `None` while a name failed to resolve.
@@ -160,15 +161,17 @@ impl<'a> Validator<'a> {
             self.supplied,
         );
         self.read = built.read;
-        let problems = built.problems;
-        self.zones.reserve(built.zones.len());
-        self.zone_ids.reserve(built.zones.len());
-        for (name, zone) in built.zones {
-            self.warn_crossing(name, &zone);
-            self.zone_ids.insert(name, self.zones.len());
-            self.zones.push(zone);
+        self.zone_ids = built
+            .names
+            .iter()
+            .enumerate()
+            .map(|(i, &n)| (n, i))
+            .collect();
+        for (zone, name) in built.zones.iter().zip(&built.names) {
+            self.warn_crossing(name, zone);
         }
-        self.problems.extend(problems);
+        self.zones = built.zones;
+        self.problems.extend(built.problems);
     }
 
     /// Warns about a polygon zone whose boundary crosses itself.

@@ -90,7 +90,9 @@ pub(crate) const MAX_GEOJSON_BYTES: u64 = 256 << 20;
 /// What [`build`] made of a net's zones.
 pub(super) struct Built<'a> {
     /// The zones, in name order.
-    pub(super) zones: Vec<(&'a str, Zone)>,
+    pub(super) zones: Vec<Zone>,
+    /// Their names, as the net spells them: `names[i]` is `zones[i]`'s.
+    pub(super) names: Vec<&'a str>,
     /// Zones that could not be built, each reported at its entry.
     pub(super) problems: Vec<Problem>,
     /// The GeoJSON files read (by resolved path) and their texts, in the order read.
@@ -121,16 +123,17 @@ pub(super) fn build<'a>(
     };
     // (Reserved: a net of many zones is not copied from one doubling to the next.)
     let mut zones = Vec::with_capacity(spec.zones.len());
+    let mut names = Vec::with_capacity(spec.zones.len());
     let mut problems = Vec::new();
     for (name, z) in &spec.zones {
         match b.shape(z) {
-            Ok(shape) => zones.push((
-                name.as_str(),
-                Zone {
+            Ok(shape) => {
+                names.push(name.as_str());
+                zones.push(Zone {
                     name: name.as_str().into(),
                     shape,
-                },
-            )),
+                });
+            }
             Err(msg) => {
                 let (line, col) = source.locate(&[name]);
                 problems.push(Problem {
@@ -144,6 +147,7 @@ pub(super) fn build<'a>(
     }
     Built {
         zones,
+        names,
         problems,
         read: b.read,
     }
