@@ -5,6 +5,7 @@
 //! counters and errors.
 
 mod limits;
+mod names;
 mod outline;
 mod reload;
 mod saved;
@@ -93,6 +94,8 @@ pub struct Detector {
     /// For each key attribute of the net, the name as the last event that had it
     /// carried it: see [`Detector::key_values`].
     key_names: Vec<Option<Arc<str>>>,
+    /// The output names detections carry, the detector's own copies.
+    names: names::OutputNames,
 }
 
 impl Detector {
@@ -133,6 +136,7 @@ impl Detector {
             released: Vec::new(),
             kinds: Default::default(),
             key_names: vec![None; program.model.key_attrs.len()],
+            names: names::OutputNames::of(&program),
             program,
             options,
         }

@@ -191,6 +191,7 @@ impl Detector {
         self.dirty = Dirty::new(n);
         self.kinds = Default::default();
         self.key_names = vec![None; program.model.key_attrs.len()];
+        self.names = super::names::OutputNames::of(&program);
         self.program = Arc::clone(&program);
         report(om, nm, &from, &to, &self.components)
     }

@@ -74,6 +74,7 @@ impl Detector {
             routed,
             emitted,
             quiet,
+            names,
             ..
         } = self;
         let quiet = *quiet;
@@ -95,7 +96,6 @@ impl Detector {
                 move_zone(&program.model, program, components, m, &tok);
             }
             let zones = &program.model.zones;
-            let outputs = &program.outputs[node];
             let consumers = &program.consumers[node];
             if quiet {
                 // Detections of an observed event are not made; the token goes on
@@ -105,6 +105,7 @@ impl Detector {
                 }
                 continue;
             }
+            let outputs = names.of_node(node);
             match consumers.is_empty() {
                 false => {
                     for name in outputs {
