@@ -142,7 +142,7 @@ impl LineParser {
                     }
                 };
                 let name = match name {
-                    Name::Shared(n) => Arc::clone(n),
+                    Name::Shared(n) => super::intern::local(n),
                     Name::Borrowed(n) => self.known.get(n),
                     Name::Fixed => return Ok(()),
                 };
@@ -175,7 +175,9 @@ impl LineParser {
         };
         Ok(Event {
             id,
-            kind: p.kind.unwrap_or_else(|| Arc::clone(&self.default_kind)),
+            kind: p
+                .kind
+                .unwrap_or_else(|| super::intern::local(&self.default_kind)),
             time,
             time_text,
             location,

@@ -2,6 +2,14 @@
 //! such as `"foe"`) kept once and shared, rather than allocated for every event:
 //! the names a net reads in the parser's table, other short strings (values, and
 //! the names a net does not read) in a table per reading thread.
+//!
+//! Events hold what they share by reference count, and each reading thread hands
+//! out copies of its own, made afresh every [`FRESH_EVERY`] events: a count is
+//! written for every event that takes a copy and again wherever the event is freed
+//! (another reading thread, the detector's, the writer's), and one copy shared by
+//! all would have its count's cache line go from processor to processor at every
+//! event. A copy stops being handed out long before the events that hold it are
+//! freed, so its count then leaves the reading thread's cache once.
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -12,29 +20,86 @@ pub(super) const SHARED_VALUE_LEN: usize = 32;
 /// seen after that get their own copy, as long ones always do.
 const SHARED_VALUES: usize = 4096;
 
+/// How many times a reading thread hands out one copy of a name or a value before
+/// it makes a fresh one.
+const FRESH_EVERY: u32 = 256;
+
+/// At most this many names a thread keeps copies of (a net reloaded many times gives
+/// its reading threads new parsers, whose names are new); past it, they start again.
+const LOCAL_NAMES: usize = 1024;
+
 thread_local! {
     /// The short string values this thread has read (`"foe"`, `"vessel"`, ship
     /// names…), each kept once: events that carry the same value share it, which
     /// saves an allocation per value read and per event freed, and lets keys that
     /// hold it compare by address.
-    static VALUES: std::cell::RefCell<rustc_hash::FxHashMap<Box<str>, Arc<str>>> =
+    static VALUES: std::cell::RefCell<rustc_hash::FxHashMap<Box<str>, LocalCopy>> =
+        std::cell::RefCell::new(rustc_hash::FxHashMap::default());
+    /// This thread's copies of the names parsers share (a net's types and
+    /// attribute names), by the address of the parser's own: the entry holds that
+    /// too, so that the address is not another name's while the entry is here.
+    static NAMES: std::cell::RefCell<rustc_hash::FxHashMap<usize, (Arc<str>, LocalCopy)>> =
         std::cell::RefCell::new(rustc_hash::FxHashMap::default());
 }
 
-/// `s` as a string value: the shared copy of a short value, or a new one.
+/// A reading thread's copy of a string, and how many times it was handed out.
+struct LocalCopy {
+    text: Arc<str>,
+    uses: u32,
+}
+
+impl LocalCopy {
+    fn of(s: &str) -> LocalCopy {
+        LocalCopy {
+            text: Arc::from(s),
+            uses: 0,
+        }
+    }
+
+    /// The copy, a fresh one once this one has been handed out [`FRESH_EVERY`] times.
+    #[inline]
+    fn take(&mut self) -> Arc<str> {
+        self.uses += 1;
+        if self.uses > FRESH_EVERY {
+            self.text = Arc::from(&*self.text);
+            self.uses = 1;
+        }
+        Arc::clone(&self.text)
+    }
+}
+
+/// `s` as a string value: the thread's copy of a short value, or a new one.
 pub(super) fn shared_value(s: &str) -> Arc<str> {
     if s.len() > SHARED_VALUE_LEN {
         return Arc::from(s);
     }
     VALUES.with_borrow_mut(|values| {
-        if let Some(v) = values.get(s) {
-            return Arc::clone(v);
+        if let Some(v) = values.get_mut(s) {
+            return v.take();
         }
-        let v: Arc<str> = Arc::from(s);
+        let mut v = LocalCopy::of(s);
+        let text = v.take();
         if values.len() < SHARED_VALUES {
-            values.insert(s.into(), Arc::clone(&v));
+            values.insert(s.into(), v);
         }
-        v
+        text
+    })
+}
+
+/// The reading thread's copy of `name`, a name a parser shares (the same text).
+pub(super) fn local(name: &Arc<str>) -> Arc<str> {
+    NAMES.with_borrow_mut(|names| {
+        let at = Arc::as_ptr(name).cast::<u8>() as usize;
+        if let Some((_, copy)) = names.get_mut(&at) {
+            return copy.take();
+        }
+        if names.len() >= LOCAL_NAMES {
+            names.clear();
+        }
+        let mut copy = LocalCopy::of(name);
+        let text = copy.take();
+        names.insert(at, (Arc::clone(name), copy));
+        text
     })
 }
 
@@ -116,11 +181,11 @@ impl Known {
         self.find(name).is_some()
     }
 
-    /// The shared copy of `name`: one of the names, or else the reading thread's
-    /// copy of a short string ([`shared_value`]), or a new one.
+    /// The reading thread's copy of `name`: of one of the names ([`local`]), or else
+    /// of a short string ([`shared_value`]), or a new one.
     pub(super) fn get(&self, name: &str) -> Arc<str> {
         match self.find(name) {
-            Some(n) => Arc::clone(n),
+            Some(n) => local(n),
             None => shared_value(name),
         }
     }
@@ -128,8 +193,44 @@ impl Known {
 
 #[cfg(test)]
 mod tests {
-    use super::same;
+    use super::{local, same, shared_value, FRESH_EVERY};
     use proptest::prelude::*;
+    use std::sync::Arc;
+
+    /// Hands out `take` a thousand times: every copy has the text, and a fresh copy
+    /// comes every `FRESH_EVERY` times.
+    fn copies(mut take: impl FnMut() -> Arc<str>, text: &str) -> usize {
+        let mut last: Option<Arc<str>> = None;
+        let mut copies = 0;
+        for _ in 0..1_000 {
+            let now = take();
+            assert_eq!(&*now, text);
+            if !last.as_ref().is_some_and(|l| Arc::ptr_eq(l, &now)) {
+                copies += 1;
+            }
+            last = Some(now);
+        }
+        copies
+    }
+
+    #[test]
+    fn a_reading_thread_hands_out_its_own_copies_afresh() {
+        let name: Arc<str> = Arc::from("speed");
+        let want = 1_000usize.div_ceil(FRESH_EVERY as usize);
+        let got = copies(|| local(&name), "speed");
+        assert_eq!(got, want);
+        assert!(!Arc::ptr_eq(&local(&name), &name), "the thread's own copy");
+        // Another thread has copies of its own.
+        let theirs = std::thread::scope(|s| s.spawn(|| local(&name)).join().expect("thread"));
+        assert!(!Arc::ptr_eq(&theirs, &local(&name)));
+        assert_eq!(
+            copies(
+                || shared_value("a value of this test"),
+                "a value of this test"
+            ),
+            want
+        );
+    }
 
     proptest! {
         /// `same` is string equality, at every length around its words' edges.
