@@ -4,25 +4,21 @@
 //! the names a net does not read) in a table per reading thread.
 //!
 //! Events hold what they share by reference count, and each reading thread hands
-//! out copies of its own, made afresh every [`FRESH_EVERY`] events: a count is
-//! written for every event that takes a copy and again wherever the event is freed
-//! (another reading thread, the detector's, the writer's), and one copy shared by
-//! all would have its count's cache line go from processor to processor at every
-//! event. A copy stops being handed out long before the events that hold it are
-//! freed, so its count then leaves the reading thread's cache once.
+//! out copies of its own ([`FreshCopy`]), renewed every few hundred events: the
+//! events are freed on other threads (another reading thread, the detector's, the
+//! writer's), and one copy shared by all would have its count's cache line go from
+//! processor to processor at every event.
 
 use std::collections::HashSet;
 use std::sync::Arc;
+
+use crate::hint::FreshCopy;
 
 /// String values at most this long are shared between the events that carry them.
 pub(super) const SHARED_VALUE_LEN: usize = 32;
 /// At most this many distinct values are shared per reading thread; values first
 /// seen after that get their own copy, as long ones always do.
 const SHARED_VALUES: usize = 4096;
-
-/// How many times a reading thread hands out one copy of a name or a value before
-/// it makes a fresh one.
-const FRESH_EVERY: u32 = 256;
 
 /// At most this many names a thread keeps copies of (a net reloaded many times gives
 /// its reading threads new parsers, whose names are new); past it, they start again.
@@ -33,39 +29,13 @@ thread_local! {
     /// names…), each kept once: events that carry the same value share it, which
     /// saves an allocation per value read and per event freed, and lets keys that
     /// hold it compare by address.
-    static VALUES: std::cell::RefCell<rustc_hash::FxHashMap<Box<str>, LocalCopy>> =
+    static VALUES: std::cell::RefCell<rustc_hash::FxHashMap<Box<str>, FreshCopy>> =
         std::cell::RefCell::new(rustc_hash::FxHashMap::default());
     /// This thread's copies of the names parsers share (a net's types and
     /// attribute names), by the address of the parser's own: the entry holds that
     /// too, so that the address is not another name's while the entry is here.
-    static NAMES: std::cell::RefCell<rustc_hash::FxHashMap<usize, (Arc<str>, LocalCopy)>> =
+    static NAMES: std::cell::RefCell<rustc_hash::FxHashMap<usize, (Arc<str>, FreshCopy)>> =
         std::cell::RefCell::new(rustc_hash::FxHashMap::default());
-}
-
-/// A reading thread's copy of a string, and how many times it was handed out.
-struct LocalCopy {
-    text: Arc<str>,
-    uses: u32,
-}
-
-impl LocalCopy {
-    fn of(s: &str) -> LocalCopy {
-        LocalCopy {
-            text: Arc::from(s),
-            uses: 0,
-        }
-    }
-
-    /// The copy, a fresh one once this one has been handed out [`FRESH_EVERY`] times.
-    #[inline]
-    fn take(&mut self) -> Arc<str> {
-        self.uses += 1;
-        if self.uses > FRESH_EVERY {
-            self.text = Arc::from(&*self.text);
-            self.uses = 1;
-        }
-        Arc::clone(&self.text)
-    }
 }
 
 /// `s` as a string value: the thread's copy of a short value, or a new one.
@@ -77,7 +47,7 @@ pub(super) fn shared_value(s: &str) -> Arc<str> {
         if let Some(v) = values.get_mut(s) {
             return v.take();
         }
-        let mut v = LocalCopy::of(s);
+        let mut v = FreshCopy::of(s);
         let text = v.take();
         if values.len() < SHARED_VALUES {
             values.insert(s.into(), v);
@@ -96,7 +66,7 @@ pub(super) fn local(name: &Arc<str>) -> Arc<str> {
         if names.len() >= LOCAL_NAMES {
             names.clear();
         }
-        let mut copy = LocalCopy::of(name);
+        let mut copy = FreshCopy::of(name);
         let text = copy.take();
         names.insert(at, (Arc::clone(name), copy));
         text
@@ -193,12 +163,13 @@ impl Known {
 
 #[cfg(test)]
 mod tests {
-    use super::{local, same, shared_value, FRESH_EVERY};
+    use super::{local, same, shared_value};
+    use crate::hint::FreshCopy;
     use proptest::prelude::*;
     use std::sync::Arc;
 
     /// Hands out `take` a thousand times: every copy has the text, and a fresh copy
-    /// comes every `FRESH_EVERY` times.
+    /// comes every `FreshCopy::EVERY` times.
     fn copies(mut take: impl FnMut() -> Arc<str>, text: &str) -> usize {
         let mut last: Option<Arc<str>> = None;
         let mut copies = 0;
@@ -216,7 +187,7 @@ mod tests {
     #[test]
     fn a_reading_thread_hands_out_its_own_copies_afresh() {
         let name: Arc<str> = Arc::from("speed");
-        let want = 1_000usize.div_ceil(FRESH_EVERY as usize);
+        let want = 1_000usize.div_ceil(FreshCopy::EVERY as usize);
         let got = copies(|| local(&name), "speed");
         assert_eq!(got, want);
         assert!(!Arc::ptr_eq(&local(&name), &name), "the thread's own copy");

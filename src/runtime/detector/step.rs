@@ -109,19 +109,19 @@ impl Detector {
             match consumers.is_empty() {
                 false => {
                     for name in outputs {
-                        emitted.push(Detection::from_token(name.clone(), *seq, &tok, zones));
+                        emitted.push(Detection::from_token(name.take(), *seq, &tok, zones));
                         *seq += 1;
                     }
                     hold(inbox, held, dirty, consumers, tok);
                 }
                 // Read by nothing else: the last detection takes the token's constituents.
                 true => {
-                    if let Some((last, rest)) = outputs.split_last() {
+                    if let Some((last, rest)) = outputs.split_last_mut() {
                         for name in rest {
-                            emitted.push(Detection::from_token(name.clone(), *seq, &tok, zones));
+                            emitted.push(Detection::from_token(name.take(), *seq, &tok, zones));
                             *seq += 1;
                         }
-                        emitted.push(Detection::from_last_token(last.clone(), *seq, tok, zones));
+                        emitted.push(Detection::from_last_token(last.take(), *seq, tok, zones));
                         *seq += 1;
                     }
                 }
