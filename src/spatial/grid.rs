@@ -26,6 +26,18 @@
 //! A point's 256ths in its cell are computed as the boxes' are, by a function
 //! monotonic in the coordinate (clamped to the cell, so a border cell's points beyond
 //! the extent count as at its edge): a box that holds the point holds its 256ths.
+//!
+//! **Masks.** Beside the cells, each cell has 16 bits, one per quarter of its width
+//! by quarter of its height, set where one of its entries reaches. A stab reads its
+//! cell's bit first and goes to the cell's line only when the bit is set. Among many
+//! small zones most points fall where no box reaches: the masks (2 bytes a cell) stay
+//! in cache where the cells (64 bytes a cell) do not, and those stabs wait on no
+//! memory. A point's quarter is its 256ths over 64, so a box that holds the point
+//! reaches its quarter; removing a box sets its cells' bits again from the entries
+//! left. Only a *sparse* grid reads the masks, one whose boxes left most quarters
+//! unreached when it was laid out: a stab there, and a fetch of its cell ahead
+//! ([`Grid::prefetch`]), go to the cell only for a reached quarter. On a dense grid
+//! the answer would mostly be yes, and reading it first would only delay the cell.
 
 use geo_types::Rect;
 
@@ -62,6 +74,20 @@ impl Entry {
         let [x0, y0, x1, y1] = self.b;
         x0 <= qx && qx <= x1 && y0 <= qy && qy <= y1
     }
+
+    /// The quarters of its cell the entry reaches, as a cell's mask has them.
+    fn mask(&self) -> u16 {
+        let [x0, y0, x1, y1] = self.b.map(|q| q >> 6);
+        // The columns x0..=x1 of one row, then that row at each of rows y0..=y1.
+        let row = ((2_u16 << x1) - 1) & !((1_u16 << x0) - 1);
+        (y0..=y1).fold(0, |m, y| m | row << (4 * y))
+    }
+}
+
+/// The bit of a cell's mask for a point at `(qx, qy)` 256ths of the cell.
+#[inline]
+fn quarter(qx: u8, qy: u8) -> u16 {
+    1 << ((qy >> 6) * 4 + (qx >> 6))
 }
 
 /// A cell's `len` entries: the first [`INLINE`] in `inline`, the others in
@@ -154,6 +180,12 @@ pub(super) struct Grid {
     x: Axis,
     y: Axis,
     cells: Vec<Cell>,
+    /// Each cell's mask: the quarters its entries reach (see the module's notes).
+    masks: Vec<u16>,
+    /// Whether most quarters were reached by no box when the grid was laid out: a
+    /// fetch ahead then reads the mask first, and fetches the cell only when the
+    /// point's quarter is reached.
+    sparse: bool,
     arena: Vec<Entry>,
     /// Entries held in the arena, past the cells' inline ones (the rest of the arena
     /// is room and holes).
@@ -192,6 +224,8 @@ impl Grid {
                 });
             }
         }
+        let reached: u64 = grid.masks.iter().map(|m| u64::from(m.count_ones())).sum();
+        grid.sparse = reached * 2 < grid.masks.len() as u64 * 16;
         grid.large = BoxTree::new(
             boxes
                 .iter()
@@ -267,6 +301,8 @@ impl Grid {
             x,
             y,
             cells: vec![Cell::default(); x.n * y.n],
+            masks: vec![0; x.n * y.n],
+            sparse: false,
             arena: Vec::new(),
             live: 0,
             large: BoxTree::default(),
@@ -371,6 +407,7 @@ impl Grid {
                 if len > INLINE {
                     grid.live -= 1;
                 }
+                grid.masks[c] = (0..len - 1).fold(0, |m, i| m | grid.get(c, i).mask());
             }
         });
     }
@@ -396,6 +433,7 @@ impl Grid {
         }
         self.set(c, len, e);
         self.cells[c].len += 1;
+        self.masks[c] |= e.mask();
     }
 
     /// Lays the cells' entries past the inline ones out again in order, each cell with
@@ -412,13 +450,30 @@ impl Grid {
         self.arena = arena;
     }
 
-    /// Brings the cell of point `p` into cache, for a stab soon: a hint, nothing read.
+    /// The cell of point `p`, its index and the point's 256ths in it.
+    #[inline]
+    fn locate(&self, p: Point) -> (usize, u8, u8) {
+        let (tx, ty) = (self.x.at(p.x), self.y.at(p.y));
+        let (cx, cy) = (self.x.cell_at(tx), self.y.cell_at(ty));
+        (cy * self.x.n + cx, frac(tx, cx), frac(ty, cy))
+    }
+
+    /// Brings the cell of point `p` into cache, for a stab soon, unless a sparse
+    /// grid's mask says that no box reaches the point. A hint: no result changes.
     #[inline]
     pub(super) fn prefetch(&self, p: Point) {
-        let (cx, cy) = (self.x.cell(p.x), self.y.cell(p.y));
-        if let Some(cell) = self.cells.get(cy * self.x.n + cx) {
+        let (c, qx, qy) = self.locate(p);
+        if let Some(cell) = self.cells.get(c).filter(|_| self.reached(c, qx, qy)) {
             crate::hint::prefetch(cell);
         }
+    }
+
+    /// Whether a box of cell `c` may hold a point at `(qx, qy)` 256ths of it, as far
+    /// as a sparse grid's mask tells (a dense grid does not read it: the answer is
+    /// mostly yes, and reading it would only delay the cell).
+    #[inline]
+    fn reached(&self, c: usize, qx: u8, qy: u8) -> bool {
+        !self.sparse || self.masks.get(c).is_some_and(|m| m & quarter(qx, qy) != 0)
     }
 
     /// Calls `hit` with the slot of every box holding the point `(x, y)` (and perhaps
@@ -426,10 +481,8 @@ impl Grid {
     /// (the point as [`super::boxtree::key`] rounds it).
     #[inline]
     pub(super) fn stab(&self, p: Point, key: &[f32; 2], mut hit: impl FnMut(u32)) {
-        let (tx, ty) = (self.x.at(p.x), self.y.at(p.y));
-        let (cx, cy) = (self.x.cell_at(tx), self.y.cell_at(ty));
-        if let Some(cell) = self.cells.get(cy * self.x.n + cx) {
-            let (qx, qy) = (frac(tx, cx), frac(ty, cy));
+        let (c, qx, qy) = self.locate(p);
+        if let Some(cell) = self.cells.get(c).filter(|_| self.reached(c, qx, qy)) {
             let len = cell.len as usize;
             for e in &cell.inline[..len.min(INLINE)] {
                 if e.holds(qx, qy) {
@@ -571,6 +624,133 @@ mod tests {
             .collect();
         let grid = Grid::new(&boxes, false).expect("a grid");
         assert!(grid.cells.len() as f64 <= CELLS_PER_BOX * 100.0 + 16.0);
+    }
+
+    /// A cell's mask has the quarter of every point its entries hold, and no quarter
+    /// they do not reach.
+    #[test]
+    fn a_mask_has_every_quarter_its_entries_reach() {
+        assert_eq!(
+            Entry {
+                b: [0, 0, 255, 255],
+                slot: 0
+            }
+            .mask(),
+            0xffff
+        );
+        assert_eq!(
+            Entry {
+                b: [64, 64, 127, 127],
+                slot: 0
+            }
+            .mask(),
+            1 << 5
+        );
+        assert_eq!(
+            Entry {
+                b: [63, 0, 64, 0],
+                slot: 0
+            }
+            .mask(),
+            0b11
+        );
+        assert_eq!(
+            Entry {
+                b: [200, 130, 255, 200],
+                slot: 0
+            }
+            .mask(),
+            0x8800
+        );
+        let qs = (0..=255u8)
+            .step_by(3)
+            .chain([63, 64, 127, 128, 191, 192, 255]);
+        let qs: Vec<u8> = qs.collect();
+        for &x0 in &qs {
+            for &x1 in qs.iter().filter(|&&x1| x1 >= x0).step_by(5) {
+                for &y0 in qs.iter().step_by(7) {
+                    let e = Entry {
+                        b: [x0, y0, x1, y0 + (255 - y0) / 2],
+                        slot: 0,
+                    };
+                    let m = e.mask();
+                    let mut reached = 0;
+                    for &qx in &qs {
+                        for &qy in &qs {
+                            if e.holds(qx, qy) {
+                                assert_ne!(m & quarter(qx, qy), 0, "{:?} {qx} {qy}", e.b);
+                                reached |= quarter(qx, qy);
+                            }
+                        }
+                    }
+                    assert_eq!(m, reached, "{:?}", e.b);
+                }
+            }
+        }
+    }
+
+    /// Boxes inserted and removed leave each cell's mask the union of its entries'.
+    #[test]
+    fn masks_follow_inserts_and_removes() {
+        let boxes: Vec<(Rect<f64>, u32)> = (0..100u32)
+            .map(|i| (square(f64::from(i % 10), f64::from(i / 10), 0.2), i))
+            .collect();
+        let mut grid = Grid::new(&boxes, true).expect("a grid");
+        let agree = |grid: &Grid| {
+            for (c, cell) in grid.cells.iter().enumerate() {
+                let m = (0..cell.len as usize).fold(0, |m, i| m | grid.get(c, i).mask());
+                assert_eq!(grid.masks[c], m, "cell {c}");
+            }
+        };
+        agree(&grid);
+        // The small box at (3, 4) reaches part of its cell: a point of that cell in
+        // a quarter it does not reach is answered from the mask alone.
+        assert!(grid.sparse);
+        let (c, ..) = grid.locate(Point { x: 3.1, y: 4.1 });
+        let before = grid.masks[c];
+        let p = (0..100)
+            .map(|i| Point {
+                x: 3.0 + f64::from(i % 10) * 0.1,
+                y: 4.0 + f64::from(i / 10) * 0.1,
+            })
+            .find(|&p| {
+                let (at, qx, qy) = grid.locate(p);
+                at == c && before & quarter(qx, qy) == 0
+            })
+            .expect("a quarter of the cell the box does not reach");
+        let mut hits = Vec::new();
+        grid.stab(p, &[p.x as f32, p.y as f32], |s| hits.push(s));
+        assert!(hits.is_empty(), "{hits:?}");
+        let over = square(p.x - 0.01, p.y - 0.01, 0.02);
+        for k in 0..12u32 {
+            grid.insert(&over, 500 + k);
+        }
+        agree(&grid);
+        grid.stab(p, &[p.x as f32, p.y as f32], |s| hits.push(s));
+        assert_eq!(hits.len(), 12);
+        for k in 0..12u32 {
+            grid.remove(&over, 500 + k);
+        }
+        agree(&grid);
+        assert_eq!(grid.masks[c], before);
+        for (r, slot) in &boxes {
+            grid.remove(r, *slot);
+        }
+        assert!(grid.masks.iter().all(|&m| m == 0));
+    }
+
+    /// Small boxes far apart leave most quarters unreached: the grid is sparse, and
+    /// reads its masks. Boxes that tile the plane make it dense.
+    #[test]
+    fn a_grid_knows_whether_it_is_sparse() {
+        let grid = |side: f64| {
+            let boxes: Vec<(Rect<f64>, u32)> = (0..400u32)
+                .map(|i| (square(f64::from(i % 20), f64::from(i / 20), side), i))
+                .collect();
+            Grid::new(&boxes, true).expect("a grid")
+        };
+        assert!(grid(0.05).sparse);
+        assert!(!grid(1.0).sparse);
     }
 
     /// A cell that fills up moves to the end of the arena; the arena is compacted.
