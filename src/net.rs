@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use crate::compile::compile;
 use crate::event::Space;
-use crate::model::{Model, NetError, NetSource, Problem};
+use crate::model::{Model, NetError, NetSource, NetText, Problem};
 use crate::petri::PetriNet;
 use crate::runtime::{Detector, DetectorOptions, Program, ReloadError, ReloadReport, RestoreError};
 
@@ -43,8 +43,7 @@ impl Net {
             path: path.to_owned(),
             source,
         })?;
-        // The text the net keeps (its source), the file's buffer freed at once.
-        let text: Arc<str> = src.into();
+        let text = NetText::Read(src);
         Net::from_model(Model::load(&path.display().to_string(), text, &[])?)
     }
 
@@ -68,7 +67,7 @@ impl Net {
     pub fn from_source(source: &NetSource) -> Result<Net, NetError> {
         Net::from_model(Model::load(
             &source.file,
-            Arc::clone(&source.text),
+            NetText::Shared(Arc::clone(&source.text)),
             &source.geojson,
         )?)
     }

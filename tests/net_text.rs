@@ -126,3 +126,51 @@ fn a_net_loads_again_from_its_source_when_its_geojson_file_is_gone() {
         net.fingerprint()
     );
 }
+
+/// A net of a megabyte or more is indexed beside its parse: loaded from a file (with a
+/// byte-order mark or without) or from text, it is the same net, keeps the same text,
+/// and places a problem at its line and column.
+#[test]
+fn a_large_net_is_the_same_net_whichever_way_it_is_loaded() {
+    let mut src = String::from("Net(\n  zones: {\n");
+    for i in 0..20_000 {
+        src.push_str(&format!(
+            "    \"z{i}\": Circle(center: ({}.5, {}.25), radius: 0.125),\n",
+            i % 200,
+            i / 200
+        ));
+    }
+    src.push_str("  },\n  events: { \"a\": Atomic(type: \"A\"), \"in\": Within(of: \"a\", zones: [\"z7\"]) },\n  outputs: [\"in\"],\n)\n");
+    assert!(src.len() >= 1 << 20, "{} bytes", src.len());
+    let dir = tempfile::tempdir().unwrap();
+    let (plain, marked) = (dir.path().join("plain.ron"), dir.path().join("marked.ron"));
+    std::fs::write(&plain, &src).unwrap();
+    std::fs::write(&marked, format!("\u{feff}{src}")).unwrap();
+    let nets = [
+        Net::from_file(&plain).unwrap(),
+        Net::from_file(&marked).unwrap(),
+        Net::from_ron("n.ron", &src).unwrap(),
+        Net::from_ron("n.ron", &format!("\u{feff}{src}")).unwrap(),
+    ];
+    for net in &nets {
+        assert_eq!(net.fingerprint(), nets[0].fingerprint());
+        assert_eq!(net.source().text(), src);
+        let again = Net::from_source(net.source()).unwrap();
+        assert_eq!(again.fingerprint(), net.fingerprint());
+    }
+    // A bad radius on the last zone's line, past a byte-order mark.
+    let bad = src.replace(
+        "\"z19999\": Circle(center: (199.5, 99.25), radius: 0.125)",
+        "\"z19999\": Circle(center: (199.5, 99.25), radius: -1.0)",
+    );
+    assert_ne!(bad, src);
+    std::fs::write(&marked, format!("\u{feff}{bad}")).unwrap();
+    match Net::from_file(&marked) {
+        Err(NetError::Invalid { problems }) => {
+            let p = &problems[0];
+            assert!(p.message.contains("radius"), "{problems:?}");
+            assert_eq!((p.line, p.col), (20_002, 5), "{problems:?}");
+        }
+        other => panic!("{other:?}"),
+    }
+}

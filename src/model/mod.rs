@@ -19,6 +19,7 @@ pub use error::{NetError, Problem};
 pub(crate) use remap::Definitions;
 pub use source::NetSource;
 pub(crate) use state::{Combine, StateKey, StateOp};
+pub(crate) use validate::NetText;
 
 use crate::event::Space;
 use crate::filter::Filter;

@@ -16,7 +16,7 @@ pub(super) fn options() -> ron::Options {
 /// as many threads as the machine runs at once, with the same result.
 pub(crate) fn parse(file: &str, src: &str) -> Result<NetSpec, Problem> {
     let options = options();
-    if src.len() >= super::pieces::MIN_BYTES {
+    if src.len() >= super::pieces::PARALLEL_BYTES {
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
         if threads > 1 {
             if let Some(spec) = super::pieces::parse(src, threads, &options) {

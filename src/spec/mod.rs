@@ -10,6 +10,7 @@ mod refs;
 mod unique;
 
 pub(crate) use load::{drop_aside, parse, SourceMap};
+pub(crate) use pieces::PARALLEL_BYTES;
 pub use problem::Problem;
 
 use std::collections::BTreeMap;

@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 use super::{NetSpec, ZoneSpec};
 
 /// Below this size a net is parsed in one pass: threads cost more than they save.
-pub(super) const MIN_BYTES: usize = 1 << 20;
+pub(crate) const PARALLEL_BYTES: usize = 1 << 20;
 
 /// The net in `src` parsed in up to `pieces` pieces (its zones cut between entries),
 /// or `None` where the caller should parse it in one pass.

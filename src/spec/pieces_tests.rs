@@ -89,7 +89,7 @@ fn what_the_scan_does_not_know_goes_to_one_pass() {
 fn a_net_of_a_megabyte_parses_in_pieces_through_spec_parse() {
     let entries: Vec<String> = (0..16_000).map(zone).collect();
     let src = net("// many zones\n", &entries, &[",\n"], ",", false);
-    assert!(src.len() >= MIN_BYTES, "{} bytes", src.len());
+    assert!(src.len() >= PARALLEL_BYTES, "{} bytes", src.len());
     assert!(in_pieces(&src, 2).is_some());
     let spec = crate::spec::parse("big.ron", &src).unwrap();
     assert_eq!(format!("{spec:?}"), one_pass(&src).unwrap());

@@ -28,23 +28,37 @@ pub(crate) const MAX_ARITY: usize = 1024;
 impl Model {
     /// Loads a net from its text; `file` names it in error messages. GeoJSON files
     /// whose resolved paths are in `supplied` are taken from there rather than read.
-    /// The model's [`NetSource`] keeps `text` itself, not a copy (a net of many zones
-    /// may be megabytes).
+    /// The model's [`NetSource`] keeps a shared `text` itself, not a copy (a net of
+    /// many zones may be megabytes); a text just read is shared beside the parse.
     pub(crate) fn load(
         file: &str,
-        text: Arc<str>,
+        text: NetText,
         supplied: &[(PathBuf, Arc<str>)],
     ) -> Result<Model, NetError> {
-        // A byte-order mark (some Windows editors write one) is not part of the net.
-        let text = match text.strip_prefix('\u{feff}') {
-            Some(rest) => Arc::from(rest),
-            None => text,
+        let src = match &text {
+            NetText::Shared(t) => &**t,
+            NetText::Read(t) => t.as_str(),
         };
-        let src = &*text;
-        let spec = spec::parse(file, src).map_err(|p| NetError::Invalid { problems: vec![p] })?;
+        // A byte-order mark (some Windows editors write one) is not part of the net.
+        let src = src.strip_prefix('\u{feff}').unwrap_or(src);
+        let (spec, Indexed(source, digest, shared)) = if src.len() >= spec::PARALLEL_BYTES {
+            // The parse of a large net leaves a processor idle at times (reading the
+            // cuts between its pieces, joining them): the rest is done there.
+            std::thread::scope(|scope| {
+                let side = std::thread::Builder::new()
+                    .name("net-index".into())
+                    .spawn_scoped(scope, || Indexed::of(&text, src));
+                let spec = spec::parse(file, src);
+                let side = side.ok().and_then(|h| h.join().ok());
+                (spec, side.unwrap_or_else(|| Indexed::of(&text, src)))
+            })
+        } else {
+            (spec::parse(file, src), Indexed::of(&text, src))
+        };
+        let spec = spec.map_err(|p| NetError::Invalid { problems: vec![p] })?;
         let mut v = Validator {
             file,
-            source: SourceMap::new(src),
+            source,
             spec: &spec,
             problems: Vec::new(),
             warnings: Vec::new(),
@@ -57,11 +71,7 @@ impl Model {
             visiting: Vec::new(),
             supplied,
             read: Vec::new(),
-            digest: {
-                let mut d = Xxh3Default::new();
-                d.update(src.as_bytes());
-                d
-            },
+            digest,
         };
         v.zones();
         let names: Vec<&String> = spec.events.keys().collect();
@@ -98,10 +108,39 @@ impl Model {
             fingerprint: digest.digest128().to_le_bytes(),
             source: Arc::new(NetSource {
                 file: file.to_owned(),
-                text,
+                text: shared,
                 geojson: read,
             }),
         })
+    }
+}
+
+/// A net's text as [`Model::load`] takes it: shared already, or just read.
+pub(crate) enum NetText {
+    Shared(Arc<str>),
+    Read(String),
+}
+
+impl From<&str> for NetText {
+    fn from(text: &str) -> NetText {
+        NetText::Shared(text.into())
+    }
+}
+
+/// What a net's text gives besides its parse: its lines' index, the fingerprint
+/// begun with it, and the text shared (without a byte-order mark).
+struct Indexed<'s>(SourceMap<'s>, Xxh3Default, Arc<str>);
+
+impl<'s> Indexed<'s> {
+    /// Of `src`, the net's text in `text` (all of it or all but a byte-order mark).
+    fn of(text: &NetText, src: &'s str) -> Indexed<'s> {
+        let shared = match text {
+            NetText::Shared(t) if t.len() == src.len() => Arc::clone(t),
+            _ => Arc::from(src),
+        };
+        let mut digest = Xxh3Default::new();
+        digest.update(src.as_bytes());
+        Indexed(SourceMap::new(src), digest, shared)
     }
 }
 

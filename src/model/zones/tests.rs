@@ -1,7 +1,7 @@
 //! Tests of zone building: RON shapes, GeoJSON files, and the errors at their entries.
 
 use crate::event::Point;
-use crate::model::{Model, NetError};
+use crate::model::{Model, NetError, NetText};
 use crate::spatial::Shape;
 
 const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/zones");
@@ -278,7 +278,7 @@ fn many_zones_pick_features_from_one_file() {
         r#"        "byid": GeoJson(path: "many.geojson", name: "5", property: "id"),"#.into(),
     );
     let src = net("Planar", &zones.join("\n"));
-    let m = Model::load(&file, src.into(), &supplied).unwrap_or_else(|e| panic!("{e}"));
+    let m = Model::load(&file, NetText::Read(src), &supplied).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(m.zones.len(), n / 3 + 1);
     let s = m.space;
     for z in &m.zones {
@@ -310,7 +310,7 @@ fn many_zones_pick_features_from_one_file() {
         "Planar",
         r#"        "nope": GeoJson(path: "many.geojson", name: "f99999"),"#,
     );
-    let e = match Model::load(&file, src.into(), &supplied) {
+    let e = match Model::load(&file, NetText::Read(src), &supplied) {
         Ok(_) => panic!("a missing feature name was accepted"),
         Err(e) => e.to_string(),
     };
