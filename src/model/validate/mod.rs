@@ -298,7 +298,7 @@ impl<'a> Validator<'a> {
                 Some(Some(node)) => moving.push(super::Moving {
                     zone,
                     anchor: *node,
-                    heading: heading.as_deref().map(Arc::from),
+                    heading: heading.as_deref().map(|h| Arc::from(h.as_str())),
                 }),
                 Some(None) => {}
                 None => {

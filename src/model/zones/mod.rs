@@ -370,9 +370,15 @@ impl Builder<'_> {
                     .as_ref()
                     .as_ref()
                     .map_err(|e| format!("{shown}: {e}"))?;
-                let property = property.as_deref().unwrap_or("name");
+                let property = property.as_deref().map_or("name", String::as_str);
                 let polys = self
-                    .polygons(&file, gj, name.as_deref(), property, &mut budget)
+                    .polygons(
+                        &file,
+                        gj,
+                        name.as_deref().map(String::as_str),
+                        property,
+                        &mut budget,
+                    )
                     .map_err(|e| format!("{shown}: {e}"))?;
                 match <[Polygon<f64>; 1]>::try_from(polys) {
                     Ok([one]) => Shape::Polygon(one),
