@@ -28,8 +28,8 @@
 //! the extent count as at its edge): a box that holds the point holds its 256ths.
 //!
 //! **Masks.** Beside the cells, each cell has 16 bits, one per quarter of its width
-//! by quarter of its height, set where one of its entries reaches. A stab reads its
-//! cell's bit first and goes to the cell's line only when the bit is set. Among many
+//! by quarter of its height, set where one of its entries reaches. A stab may read its
+//! cell's bit first and go to the cell's line only when the bit is set. Among many
 //! small zones most points fall where no box reaches: the masks (2 bytes a cell) stay
 //! in cache where the cells (64 bytes a cell) do not, and those stabs wait on no
 //! memory. A point's quarter is its 256ths over 64, so a box that holds the point
@@ -182,9 +182,9 @@ pub(super) struct Grid {
     cells: Vec<Cell>,
     /// Each cell's mask: the quarters its entries reach (see the module's notes).
     masks: Vec<u16>,
-    /// Whether most quarters were reached by no box when the grid was laid out: a
-    /// fetch ahead then reads the mask first, and fetches the cell only when the
-    /// point's quarter is reached.
+    /// Whether most quarters were reached by no box when the grid was laid out: its
+    /// stabs and fetches ahead then read the mask first, and go to the cell only when
+    /// the point's quarter is reached.
     sparse: bool,
     arena: Vec<Entry>,
     /// Entries held in the arena, past the cells' inline ones (the rest of the arena
@@ -630,38 +630,11 @@ mod tests {
     /// they do not reach.
     #[test]
     fn a_mask_has_every_quarter_its_entries_reach() {
-        assert_eq!(
-            Entry {
-                b: [0, 0, 255, 255],
-                slot: 0
-            }
-            .mask(),
-            0xffff
-        );
-        assert_eq!(
-            Entry {
-                b: [64, 64, 127, 127],
-                slot: 0
-            }
-            .mask(),
-            1 << 5
-        );
-        assert_eq!(
-            Entry {
-                b: [63, 0, 64, 0],
-                slot: 0
-            }
-            .mask(),
-            0b11
-        );
-        assert_eq!(
-            Entry {
-                b: [200, 130, 255, 200],
-                slot: 0
-            }
-            .mask(),
-            0x8800
-        );
+        let mask = |b: [u8; 4]| Entry { b, slot: 0 }.mask();
+        assert_eq!(mask([0, 0, 255, 255]), 0xffff);
+        assert_eq!(mask([64, 64, 127, 127]), 1 << 5);
+        assert_eq!(mask([63, 0, 64, 0]), 0b11);
+        assert_eq!(mask([200, 130, 255, 200]), 0x8800);
         let qs = (0..=255u8)
             .step_by(3)
             .chain([63, 64, 127, 128, 191, 192, 255]);

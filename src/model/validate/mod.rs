@@ -117,7 +117,9 @@ impl Model {
 
 /// A net's text as [`Model::load`] takes it: shared already, or just read.
 pub(crate) enum NetText {
+    /// A text the caller keeps too (a net's source, loaded again): kept, not copied.
     Shared(Arc<str>),
+    /// A text just read from a file: shared by a copy made beside the parse.
     Read(String),
 }
 
