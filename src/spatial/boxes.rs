@@ -84,6 +84,12 @@ impl BoxIndex {
         matches!(self.boxes, Boxes::Grid(_))
     }
 
+    /// Is it a grid that reads its masks (see `grid.rs`)?
+    #[cfg(test)]
+    pub(crate) fn is_sparse_grid(&self) -> bool {
+        matches!(&self.boxes, Boxes::Grid(g) if g.is_sparse())
+    }
+
     /// How many boxes the index holds.
     pub(crate) fn len(&self) -> usize {
         self.held

@@ -468,6 +468,12 @@ impl Grid {
         }
     }
 
+    /// Whether the grid reads its masks.
+    #[cfg(test)]
+    pub(super) fn is_sparse(&self) -> bool {
+        self.sparse
+    }
+
     /// Whether a box of cell `c` may hold a point at `(qx, qy)` 256ths of it, as far
     /// as a sparse grid's mask tells (a dense grid does not read it: the answer is
     /// mostly yes, and reading it would only delay the cell).

@@ -140,6 +140,12 @@ impl ZoneIndex {
         self.boxes.is_grid()
     }
 
+    /// Is it a grid that reads its masks?
+    #[cfg(test)]
+    pub(crate) fn is_sparse_grid(&self) -> bool {
+        self.boxes.is_sparse_grid()
+    }
+
     /// How many zones the index holds.
     pub(crate) fn len(&self) -> usize {
         self.by_id.len()

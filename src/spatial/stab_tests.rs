@@ -170,8 +170,28 @@ fn run_ops(
     Ok(())
 }
 
+/// Small circles far apart: a grid of them is sparse, and reads its masks.
+fn sparse_planar() -> impl Strategy<Value = Shape> {
+    (planar_pt(), 0.01..0.3f64).prop_map(circle)
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    /// The grid's masks answer for the points no box reaches: with small zones far
+    /// apart, through inserts, removes and moves, the grid answers what the scan does
+    /// (the probes include every box's corners and points a hair either side).
+    #[test]
+    fn a_sparse_grid_agrees_through_inserts_removes_moves(
+        initial in prop::collection::vec(sparse_planar(), 30..60),
+        ops in ops(sparse_planar()),
+        extra in prop::collection::vec(planar_pt(), 20),
+    ) {
+        let zones = initial.iter().cloned().enumerate().map(|(i, s)| (i, zone(i, s)));
+        let grid = ZoneIndex::with_kind(Space::Planar, zones, IndexKind::Grid);
+        prop_assert!(grid.is_sparse_grid());
+        run_ops(Space::Planar, initial, ops, &extra)?;
+    }
 
     #[test]
     fn planar_kinds_agree_through_inserts_removes_moves(
