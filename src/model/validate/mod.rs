@@ -46,7 +46,7 @@ impl Model {
             // cuts between its pieces, joining them): the rest is done there.
             std::thread::scope(|scope| {
                 let side = std::thread::Builder::new()
-                    .name("net-index".into())
+                    .name("net-text".into())
                     .spawn_scoped(scope, || Indexed::of(&text, src));
                 let spec = spec::parse(file, src);
                 let side = side.ok().and_then(|h| h.join().ok());
