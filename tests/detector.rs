@@ -161,6 +161,34 @@ fn shared_sub_expressions_are_one_component() {
 }
 
 #[test]
+fn the_same_within_is_one_component() {
+    let n = Net::from_ron(
+        "z.ron",
+        r#"Net(
+            zones: { "b": Rect(min: (0.0, 0.0), max: (1.0, 1.0)), "a": Circle(center: (0.0, 0.0), radius: 2.0) },
+            events: {
+                "p": Atomic(type: "P"),
+                "q": Atomic(type: "Q"),
+                "in1": Within(of: "p", zones: ["a", "b"]),
+                "in2": Within(of: "p", zones: ["b", "a", "b"]),
+                "in_a": Within(of: "p", zones: ["a"]),
+                "q_in": Within(of: "q", zones: ["a", "b"]),
+            },
+            outputs: ["in1", "in2", "in_a", "q_in"],
+        )"#,
+    )
+    .expect("valid");
+    // p, q; one Within of p over both zones, one of p over `a`, one of q.
+    assert!(n.summary().starts_with("5 components"), "{}", n.summary());
+    let mut d = Detector::new(&n);
+    let found = d
+        .push(Event::new(1, "P", t(0.0)).at(0.5, 0.5))
+        .expect("in order");
+    let names: Vec<&str> = found.iter().map(|x| &*x.event).collect();
+    assert_eq!(names, vec!["in1", "in2", "in_a"]);
+}
+
+#[test]
 fn within_reports_its_zone_and_dist_its_distance() {
     let n = Net::from_ron(
         "z.ron",

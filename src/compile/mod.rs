@@ -173,17 +173,18 @@ pub(crate) fn compile(model: &Arc<Model>) -> (PetriNet, Program) {
         anchors[moving.anchor].push(m);
     }
     let mut zone_stabs = vec![ZoneStabs::new(); model.zones.len()];
+    // Each zone once per group that reads it: marked with the group's stab as it is
+    // first met (no sort of the group's zones, which a large net has many of).
+    let mut marked: Vec<Option<usize>> = vec![None; model.zones.len()];
     for group in stab_groups.values() {
         let stab = group.members[0].0;
-        let mut zones: Vec<usize> = group
-            .members
-            .iter()
-            .flat_map(|m| m.1.iter().copied())
-            .collect();
-        zones.sort_unstable();
-        zones.dedup();
-        for z in zones {
-            zone_stabs[z].push(stab);
+        for m in &group.members {
+            for &z in &m.1 {
+                if marked[z] != Some(stab) {
+                    marked[z] = Some(stab);
+                    zone_stabs[z].push(stab);
+                }
+            }
         }
     }
     // `Inside` components hold the zones they read, moving ones moved with the rest.

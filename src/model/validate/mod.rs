@@ -18,7 +18,9 @@ use rustc_hash::FxHashMap;
 use xxhash_rust::xxh3::Xxh3Default;
 
 use super::duration::micros;
-use super::{Attr, Context, Model, NetError, NetSource, Node, NodeId, Op, PairOpts, Problem};
+use super::{
+    Attr, Context, Model, NetError, NetSource, Node, NodeId, Op, PairOpts, Problem, ZoneId,
+};
 use crate::spatial::{Shape, Zone};
 use crate::spec::{self, ContextSpec, DurationSpec, NetSpec, OpSpec, SourceMap, ZoneSpec};
 
@@ -146,6 +148,25 @@ impl<'s> Indexed<'s> {
     }
 }
 
+/// What makes two operators one node: their operands and parameters. `Within` is
+/// keyed by its operand and its zones as they are (a rule of a thousand zones printed
+/// would be a thousand numbers formatted); every other operator by its `Debug` text,
+/// which shows every operand and parameter.
+#[derive(PartialEq, Eq, Hash)]
+enum Canon {
+    Within(NodeId, Vec<ZoneId>),
+    Printed(String),
+}
+
+impl Canon {
+    fn of(op: &Op) -> Canon {
+        match op {
+            Op::Within { of, zones } => Canon::Within(*of, zones.clone()),
+            other => Canon::Printed(format!("{other:?}")),
+        }
+    }
+}
+
 struct Validator<'a> {
     file: &'a str,
     /// The net's text, indexed to point problems at it.
@@ -159,7 +180,7 @@ struct Validator<'a> {
     /// Resolved names: `None` while a name failed to resolve.
     by_name: HashMap<&'a str, Option<NodeId>>,
     /// Canonical form of each node, for sharing identical sub-expressions.
-    canon: HashMap<String, NodeId>,
+    canon: HashMap<Canon, NodeId>,
     /// The chain of names being resolved, to report cycles.
     visiting: Vec<&'a str>,
     key_attrs: Vec<Arc<str>>,
@@ -464,7 +485,7 @@ impl<'a> Validator<'a> {
 
     /// Adds `op` as a node, or returns the identical node already built.
     fn intern(&mut self, name: Option<&str>, op: Op) -> NodeId {
-        let key = format!("{op:?}");
+        let key = Canon::of(&op);
         let id = match self.canon.get(&key) {
             Some(&id) => id,
             None => {
