@@ -205,24 +205,42 @@ pub(super) fn time(buf: &mut Vec<u8>, t: Timestamp) {
     if !(1..PLAIN_BELOW_SECS).contains(&secs) {
         return float(buf, t.as_secs_f64());
     }
-    buf.extend_from_slice(itoa::Buffer::new().format(secs).as_bytes());
-    buf.push(b'.');
-    if frac == 0 {
-        buf.push(b'0');
-        return;
-    }
-    // The six digits of the microseconds without their trailing zeros: `digits` of
-    // them, `f` without the zeros, written after its leading zeros.
-    let (mut f, mut digits) = (frac, 6);
-    while f % 10 == 0 {
-        f /= 10;
-        digits -= 1;
-    }
+    // Made whole on the stack and copied once: at most ten digits, a point, six.
+    let mut text = [0u8; 17];
     let mut itoa = itoa::Buffer::new();
-    let text = itoa.format(f).as_bytes();
-    buf.extend_from_slice(&b"00000"[..digits - text.len()]);
-    buf.extend_from_slice(text);
+    let whole = itoa.format(secs).as_bytes();
+    let mut n = whole.len();
+    text[..n].copy_from_slice(whole);
+    text[n] = b'.';
+    n += 1;
+    // The six digits of the microseconds, two at a time, less their trailing zeros
+    // (all but the first, for a whole second).
+    let f = frac as u32;
+    for (k, pair) in [f / 10_000, f / 100 % 100, f % 100].into_iter().enumerate() {
+        let at = 2 * pair as usize;
+        text[n + 2 * k..n + 2 * k + 2].copy_from_slice(&PAIRS[at..at + 2]);
+    }
+    let mut zeros = 0;
+    let mut g = f;
+    while g % 10 == 0 && zeros < 5 {
+        g /= 10;
+        zeros += 1;
+    }
+    let end = n + 6 - zeros;
+    buf.extend_from_slice(&text[..end]);
 }
+
+/// The decimal digits of 0 to 99, two bytes each.
+const PAIRS: [u8; 200] = {
+    let mut table = [0u8; 200];
+    let mut i = 0;
+    while i < 100 {
+        table[2 * i] = b'0' + (i / 10) as u8;
+        table[2 * i + 1] = b'0' + (i % 10) as u8;
+        i += 1;
+    }
+    table
+};
 
 /// An attribute value as plain JSON: a number, a string or a boolean. A whole number
 /// (an MMSI, a track number) is written as one: `367000140`, not `367000140.0`.
