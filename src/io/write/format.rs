@@ -222,7 +222,7 @@ pub(super) fn time(buf: &mut Vec<u8>, t: Timestamp) {
     }
     let mut zeros = 0;
     let mut g = f;
-    while g % 10 == 0 && zeros < 5 {
+    while g.is_multiple_of(10) && zeros < 5 {
         g /= 10;
         zeros += 1;
     }
