@@ -10,7 +10,9 @@
 //! successive positions of 256 targets moving about the region (a random walk), as a
 //! stream of radar plots does. `stab_ahead/zones=N` stabs the uniform points as
 //! `stab` does, each after bringing the grid cell of the point four stabs ahead into
-//! cache, as the detector does for the events of a batch (`Detector::prefetch`).
+//! cache, as the detector does for the events of a batch (`Detector::prefetch`);
+//! `stab_sparse_ahead/zones=N` the same among zones a thousandth of the size, so
+//! that most points fall where no zone reaches (the grid reads its masks).
 //!
 //! `start/zones=N` is the start of the nets `examples/gen_zone_net.rs` writes, 100
 //! zones and 100,000 smaller ones: `Net::from_ron` on their text.
@@ -52,11 +54,12 @@ fn pt(x: f64, y: f64) -> Point {
 
 /// A random zone around `c`, sizes in units of `unit` (1 on planar nets; metres per
 /// unit on WGS84).
-fn random_shape(rng: &mut StdRng, space: Space, c: Point, unit: f64) -> Shape {
+fn random_shape(rng: &mut StdRng, space: Space, c: Point, unit: f64, size: f64) -> Shape {
     let deg = |d: f64| match space {
-        Space::Planar => d,
-        Space::Wgs84 => d * unit / 111_000.0,
+        Space::Planar => d * size,
+        Space::Wgs84 => d * size * unit / 111_000.0,
     };
+    let unit = unit * size;
     match rng.random_range(0..4) {
         0 => Shape::Circle {
             center: c,
@@ -98,9 +101,10 @@ fn random_shape(rng: &mut StdRng, space: Space, c: Point, unit: f64) -> Shape {
     }
 }
 
-/// `n` seeded zones over a region holding about one zone per point, and points
-/// uniform over it.
-fn setup(space: Space, n: usize) -> (Vec<(usize, Zone)>, Vec<Point>) {
+/// `n` seeded zones over a region holding about one zone per point when `size` is 1,
+/// and points uniform over it; `size` scales the zones' sides (the region and the
+/// points stay): [`SPARSE`] makes zones that cover a thousandth of it.
+fn setup(space: Space, n: usize, size: f64) -> (Vec<(usize, Zone)>, Vec<Point>) {
     let mut rng = StdRng::seed_from_u64(n as u64);
     let side = (n as f64 * MEAN_AREA).sqrt();
     // On WGS84: a square region around (0°, 0°) in degrees (±8° for 100,000 zones),
@@ -114,7 +118,7 @@ fn setup(space: Space, n: usize) -> (Vec<(usize, Zone)>, Vec<Point>) {
     let zones: Vec<(usize, Zone)> = (0..n)
         .map(|i| {
             let c = point(&mut rng);
-            let shape = random_shape(&mut rng, space, c, unit);
+            let shape = random_shape(&mut rng, space, c, unit, size);
             (
                 i,
                 Zone {
@@ -160,7 +164,14 @@ enum Mode {
     Ahead,
     Tree,
     Linear,
+    /// [`Mode::Ahead`] among zones [`SPARSE`] times the size: most points fall in a
+    /// part of their cell that no zone reaches (as in `gen_zone_net 100000 100 0.0316`).
+    SparseAhead,
 }
+
+/// The sides of `stab_sparse_ahead`'s zones against the others' (a thousandth of the
+/// area).
+const SPARSE: f64 = 0.0316;
 
 /// How many stabs ahead `stab_ahead` fetches a point's cell (as `ccpn-run` does).
 const AHEAD: usize = 4;
@@ -171,12 +182,17 @@ fn bench(c: &mut Criterion, group: &str, space: Space, sizes: &[usize], mode: Mo
         .warm_up_time(std::time::Duration::from_millis(500))
         .measurement_time(std::time::Duration::from_secs(2));
     for &n in sizes {
-        let (zones, mut points) = setup(space, n);
+        let size = if mode == Mode::SparseAhead {
+            SPARSE
+        } else {
+            1.0
+        };
+        let (zones, mut points) = setup(space, n, size);
         let index = match mode {
             Mode::Tree => ZoneIndex::tree(space, zones),
             _ => ZoneIndex::new(space, zones),
         };
-        if mode == Mode::Index || mode == Mode::Ahead {
+        if matches!(mode, Mode::Index | Mode::Ahead | Mode::SparseAhead) {
             let kind = if index.is_grid() { "grid" } else { "R*-tree" };
             eprintln!("{group}/zones={n}: {kind}");
         }
@@ -191,7 +207,7 @@ fn bench(c: &mut Criterion, group: &str, space: Space, sizes: &[usize], mode: Mo
                 i = (i + 1) & mask;
                 match mode {
                     Mode::Linear => index.stab_linear(black_box(points[i]), &mut out),
-                    Mode::Ahead => {
+                    Mode::Ahead | Mode::SparseAhead => {
                         index.prefetch(black_box(points[(i + AHEAD) & mask]));
                         index.stab(black_box(points[i]), &mut out);
                     }
@@ -207,6 +223,13 @@ fn bench(c: &mut Criterion, group: &str, space: Space, sizes: &[usize], mode: Mo
 fn stab(c: &mut Criterion) {
     bench(c, "stab", Space::Planar, &SIZES, Mode::Index);
     bench(c, "stab_ahead", Space::Planar, &SIZES, Mode::Ahead);
+    bench(
+        c,
+        "stab_sparse_ahead",
+        Space::Planar,
+        &SIZES,
+        Mode::SparseAhead,
+    );
     bench(c, "stab_tree", Space::Planar, &SIZES, Mode::Tree);
     bench(c, "stab_linear", Space::Planar, &SIZES, Mode::Linear);
     bench(c, "stab_wgs84", Space::Wgs84, &SIZES, Mode::Index);
