@@ -5,6 +5,7 @@
 
 mod load;
 mod pieces;
+mod plain;
 mod problem;
 mod refs;
 mod unique;

@@ -21,9 +21,13 @@ pub(crate) const PARALLEL_BYTES: usize = 1 << 20;
 /// or `None` where the caller should parse it in one pass.
 pub(super) fn parse(src: &str, pieces: usize, options: &ron::Options) -> Option<NetSpec> {
     let cuts = Cuts::find(src, pieces)?;
-    // Each thread copies its own piece: a megabyte's copy is mostly the page faults of
-    // fresh memory, and those are taken on every processor at once.
-    let piece = |(from, to): (usize, usize)| zones(&format!("{{{}}}", &src[from..to]), options);
+    // A piece of plain entries is read without `ron`; any other is copied by its own
+    // thread (a megabyte's copy is mostly the page faults of fresh memory, and those
+    // are taken on every processor at once) and read by `ron`.
+    let piece = |(from, to): (usize, usize)| {
+        super::plain::zones(&src[from..to])
+            .or_else(|| zones(&format!("{{{}}}", &src[from..to]), options))
+    };
     let mut ranges = cuts.ranges();
     let first = ranges.next()?;
     let (rest, zones) = std::thread::scope(|scope| {

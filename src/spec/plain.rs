@@ -1,0 +1,301 @@
+//! A piece of a large `zones` map read without `ron` when every entry is in its plain
+//! form: a name without escapes and a `Polygon`, `Rect`, `Circle`, `Sector` or `Line`
+//! of numbers written as digits, no optional field given.
+//!
+//! `ron` stays the definition of the syntax. It spends about 210 instructions on each
+//! byte of such entries (each number is first tried as `inf` and `NaN`, each token
+//! skips whitespace through a `char` iterator); this reader takes a small part of
+//! that, and accepts only text that `ron` reads to the same zones. On anything else —
+//! an escape, a comment other than `//`, a number with `_`, `+`, a suffix or no digit
+//! first, a field given twice, an optional field, any other shape, whitespace other
+//! than ASCII's — it gives `None`, and the piece is read by `ron`. The property tests
+//! beside it compare the two on generated and mutated text.
+
+use std::collections::BTreeMap;
+
+use super::{Xy, ZoneSpec};
+
+/// The entries `"name": Zone(…)` of `text` (the inside of a `zones` map, or a piece of
+/// it cut between entries), or `None` where `ron` is to read it. A name given twice is
+/// `None` too: `ron` says where.
+pub(super) fn zones(text: &str) -> Option<BTreeMap<String, ZoneSpec>> {
+    let mut r = Reader {
+        b: text.as_bytes(),
+        at: 0,
+    };
+    let mut out = BTreeMap::new();
+    loop {
+        r.ws();
+        if r.done() {
+            return Some(out);
+        }
+        let name = r.name()?;
+        r.ws();
+        r.eat(b':')?;
+        r.ws();
+        let zone = r.zone()?;
+        if out.insert(name.to_owned(), zone).is_some() {
+            return None;
+        }
+        r.ws();
+        if r.done() {
+            return Some(out);
+        }
+        r.eat(b',')?;
+    }
+}
+
+/// The fields a plain zone may give, one bit each.
+const CENTER: u8 = 1;
+const RADIUS: u8 = 2;
+const FROM: u8 = 4;
+const TO: u8 = 8;
+const MIN: u8 = 16;
+const MAX: u8 = 32;
+const POINTS: u8 = 64;
+const WIDTH: u8 = 128;
+
+/// The text and where the reader is in it.
+struct Reader<'s> {
+    b: &'s [u8],
+    at: usize,
+}
+
+/// The values of a zone's fields as they are read.
+#[derive(Default)]
+struct Fields {
+    seen: u8,
+    center: Xy,
+    radius: f64,
+    from: f64,
+    to: f64,
+    min: Xy,
+    max: Xy,
+    points: Vec<Xy>,
+    width: f64,
+}
+
+impl<'s> Reader<'s> {
+    fn done(&self) -> bool {
+        self.at == self.b.len()
+    }
+
+    fn peek(&self) -> Option<u8> {
+        self.b.get(self.at).copied()
+    }
+
+    /// Skips ASCII whitespace and `//` comments (any other `/` is left to fail the next
+    /// token).
+    fn ws(&mut self) {
+        while let Some(b) = self.peek() {
+            match b {
+                b' ' | b'\t' | b'\n' | b'\r' => self.at += 1,
+                b'/' if self.b.get(self.at + 1) == Some(&b'/') => {
+                    let rest = &self.b[self.at..];
+                    self.at += memchr::memchr(b'\n', rest).unwrap_or(rest.len());
+                }
+                _ => break,
+            }
+        }
+    }
+
+    fn eat(&mut self, b: u8) -> Option<()> {
+        if self.peek() == Some(b) {
+            self.at += 1;
+            Some(())
+        } else {
+            None
+        }
+    }
+
+    /// `"…"` without a backslash inside.
+    fn name(&mut self) -> Option<&'s str> {
+        self.eat(b'"')?;
+        let from = self.at;
+        let len = memchr::memchr2(b'"', b'\\', &self.b[from..])?;
+        if self.b[from + len] != b'"' {
+            return None;
+        }
+        self.at = from + len + 1;
+        // Cut at two ASCII quotes of a `str`: still UTF-8.
+        std::str::from_utf8(&self.b[from..from + len]).ok()
+    }
+
+    /// An ASCII identifier not followed by any character an identifier may hold.
+    fn ident(&mut self) -> Option<&'s [u8]> {
+        let from = self.at;
+        match self.peek()? {
+            b'a'..=b'z' | b'A'..=b'Z' | b'_' => {}
+            _ => return None,
+        }
+        while let Some(b) = self.peek() {
+            if b.is_ascii_alphanumeric() || b == b'_' {
+                self.at += 1;
+            } else if b.is_ascii() {
+                break;
+            } else {
+                return None;
+            }
+        }
+        Some(&self.b[from..self.at])
+    }
+
+    /// `-?D+(.D+)?([eE][+-]?D+)?`, followed by something that cannot continue a
+    /// number, an identifier or a suffix: exactly the text `ron` hands to
+    /// `f64::from_str`, so the same value.
+    fn number(&mut self) -> Option<f64> {
+        let from = self.at;
+        if self.peek() == Some(b'-') {
+            self.at += 1;
+        }
+        self.digits()?;
+        if self.peek() == Some(b'.') {
+            self.at += 1;
+            self.digits()?;
+        }
+        if matches!(self.peek(), Some(b'e' | b'E')) {
+            self.at += 1;
+            if matches!(self.peek(), Some(b'+' | b'-')) {
+                self.at += 1;
+            }
+            self.digits()?;
+        }
+        match self.peek() {
+            Some(b) if b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'+' | b'-') => {
+                return None
+            }
+            Some(b) if !b.is_ascii() => return None,
+            _ => {}
+        }
+        // ASCII digits and signs: UTF-8.
+        std::str::from_utf8(&self.b[from..self.at])
+            .ok()?
+            .parse()
+            .ok()
+    }
+
+    fn digits(&mut self) -> Option<()> {
+        let from = self.at;
+        while self.peek().is_some_and(|b| b.is_ascii_digit()) {
+            self.at += 1;
+        }
+        (self.at > from).then_some(())
+    }
+
+    /// `(x, y)`.
+    fn pair(&mut self) -> Option<Xy> {
+        self.eat(b'(')?;
+        self.ws();
+        let x = self.number()?;
+        self.ws();
+        self.eat(b',')?;
+        self.ws();
+        let y = self.number()?;
+        self.ws();
+        self.eat(b')')?;
+        Some((x, y))
+    }
+
+    /// `[(x, y), …]`, a trailing comma allowed.
+    fn pairs(&mut self) -> Option<Vec<Xy>> {
+        self.eat(b'[')?;
+        let mut out = Vec::new();
+        loop {
+            self.ws();
+            if self.eat(b']').is_some() {
+                return Some(out);
+            }
+            out.push(self.pair()?);
+            self.ws();
+            if self.eat(b']').is_some() {
+                return Some(out);
+            }
+            self.eat(b',')?;
+        }
+    }
+
+    /// `Polygon([…])`, or a struct variant whose fields are all required ones.
+    fn zone(&mut self) -> Option<ZoneSpec> {
+        let kind = self.ident()?;
+        self.ws();
+        self.eat(b'(')?;
+        self.ws();
+        if kind == b"Polygon" {
+            let ring = self.pairs()?;
+            self.ws();
+            self.eat(b')')?;
+            return Some(ZoneSpec::Polygon(ring));
+        }
+        let (allowed, zone): (u8, fn(Fields) -> ZoneSpec) = match kind {
+            b"Rect" => (MIN | MAX, |f| ZoneSpec::Rect {
+                min: f.min,
+                max: f.max,
+            }),
+            b"Circle" => (CENTER | RADIUS, |f| ZoneSpec::Circle {
+                center: f.center,
+                radius: f.radius,
+                anchor: None,
+            }),
+            b"Sector" => (CENTER | RADIUS | FROM | TO, |f| ZoneSpec::Sector {
+                center: f.center,
+                radius: f.radius,
+                from_deg: f.from,
+                to_deg: f.to,
+                anchor: None,
+                heading: None,
+            }),
+            b"Line" => (POINTS | WIDTH, |f| ZoneSpec::Line {
+                points: f.points,
+                width: f.width,
+            }),
+            _ => return None,
+        };
+        let mut f = Fields::default();
+        loop {
+            if self.eat(b')').is_some() {
+                break;
+            }
+            let field = self.ident()?;
+            let bit = match field {
+                b"center" => CENTER,
+                b"radius" => RADIUS,
+                b"from_deg" => FROM,
+                b"to_deg" => TO,
+                b"min" => MIN,
+                b"max" => MAX,
+                b"points" => POINTS,
+                b"width" => WIDTH,
+                _ => return None,
+            };
+            if allowed & bit == 0 || f.seen & bit != 0 {
+                return None;
+            }
+            f.seen |= bit;
+            self.ws();
+            self.eat(b':')?;
+            self.ws();
+            match bit {
+                CENTER => f.center = self.pair()?,
+                RADIUS => f.radius = self.number()?,
+                FROM => f.from = self.number()?,
+                TO => f.to = self.number()?,
+                MIN => f.min = self.pair()?,
+                MAX => f.max = self.pair()?,
+                POINTS => f.points = self.pairs()?,
+                _ => f.width = self.number()?,
+            }
+            self.ws();
+            if self.eat(b',').is_some() {
+                self.ws();
+            } else {
+                self.eat(b')')?;
+                break;
+            }
+        }
+        (f.seen == allowed).then(|| zone(f))
+    }
+}
+
+#[cfg(test)]
+#[path = "plain_tests.rs"]
+mod tests;
