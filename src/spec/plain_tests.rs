@@ -46,7 +46,7 @@ fn plain_entries_are_read_as_ron_reads_them() {
     assert_eq!(Ok(mine), by_ron(PLAIN));
     assert_eq!(zones(PLAIN).map(|z| z.len()), Some(7));
     assert_eq!(plain(""), Some("{}".to_owned()));
-    assert_eq!(plain(" \n// only a comment"), Some("{}".to_owned()));
+    assert_eq!(plain(" \n// only a comment\n"), Some("{}".to_owned()));
 }
 
 #[test]
@@ -83,6 +83,8 @@ fn anything_else_is_left_to_ron() {
         r#""a": Rect(min: (0, 0), max: (1, 1)),,"#,
         "\"a\":\u{a0}Rect(min: (0, 0), max: (1, 1))",
         "\"a\": Rect(min: (0, 0), max: (1, 1))\u{b}",
+        // A comment to the end of the text, which would hide the map's `}`.
+        "\"a\": Rect(min: (0, 0), max: (1, 1)) // end",
     ] {
         assert_eq!(plain(text), None, "{text}");
     }
