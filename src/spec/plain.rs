@@ -24,7 +24,10 @@ pub(super) fn zones(text: &str) -> Option<BTreeMap<String, ZoneSpec>> {
         b: text.as_bytes(),
         at: 0,
     };
-    let mut out = Vec::new();
+    // Room for as many entries as the text could hold, taken at once: memory never
+    // written costs nothing, while growing by doubling copies every entry into fresh
+    // pages (each a page fault) several times over.
+    let mut out = Vec::with_capacity(text.len() / MIN_ENTRY);
     loop {
         r.ws()?;
         if r.done() {
@@ -49,6 +52,10 @@ pub(super) fn zones(text: &str) -> Option<BTreeMap<String, ZoneSpec>> {
     }
     Some(out.into_iter().collect())
 }
+
+/// The fewest bytes a plain entry takes with its comma: `"a":Rect(min:(0,0),max:(0,0)),`
+/// (a `Polygon` of no point, `"a":Polygon([]),`, is shorter, and makes the vector grow).
+const MIN_ENTRY: usize = 32;
 
 /// The fields a plain zone may give, one bit each.
 const CENTER: u8 = 1;
