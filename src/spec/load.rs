@@ -13,15 +13,14 @@ pub(super) fn options() -> ron::Options {
 /// Parses RON text; a syntax or shape error becomes one [`Problem`] at the parser's position.
 ///
 /// A net of a megabyte or more (a hundred thousand zones, say) has its zones parsed on
-/// as many threads as the machine runs at once, with the same result.
+/// as many threads as the machine runs at once, plain entries without `ron`, with the
+/// same result.
 pub(crate) fn parse(file: &str, src: &str) -> Result<NetSpec, Problem> {
     let options = options();
     if src.len() >= super::pieces::PARALLEL_BYTES {
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
-        if threads > 1 {
-            if let Some(spec) = super::pieces::parse(src, threads, &options) {
-                return Ok(spec);
-            }
+        if let Some(spec) = super::pieces::parse(src, threads, &options) {
+            return Ok(spec);
         }
     }
     options.from_str::<NetSpec>(src).map_err(|e| {

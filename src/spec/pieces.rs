@@ -1,11 +1,12 @@
 //! A net of many zones parsed on several threads: its `zones` map cut between entries
-//! into pieces, each piece parsed by `ron` on its own thread, the rest of the net on
-//! the caller's.
+//! into pieces, each piece read on its own thread (by [`super::plain`] where its
+//! entries are plain, else by `ron`), the rest of the net parsed by `ron` on the
+//! caller's. With one thread the map is one piece, still read without `ron` when plain.
 //!
 //! The cuts come from a scan that knows only as much of RON's lexical structure as
 //! finding them needs (strings, raw strings, characters, line and nested block
-//! comments, brackets, words). `ron` still parses every byte: the pieces and the rest
-//! are the net's own text, re-joined at the cuts. Whatever a piece or the rest fails
+//! comments, brackets, words). The pieces and the rest are the net's own text,
+//! re-joined at the cuts. Whatever a piece or the rest fails
 //! on, a name given in two pieces, or anything the scan is unsure of, gives `None`,
 //! and the caller parses the whole text in one pass: the result is the sequential
 //! parse's whenever it is `Some`, and every error is the sequential parse's own.
@@ -87,7 +88,9 @@ impl Cuts {
     /// chooses at most `pieces - 1` of them to cut it into pieces of about equal work:
     /// the first piece is parsed with the rest of the net, so it is shorter by the rest's
     /// share.
-    /// `None` when there is no such map, fewer than two pieces, or the text holds
+    /// No cut at all (one piece) where there is one thread or one entry, so that plain
+    /// entries are still read without `ron`.
+    /// `None` when there is no such map, or the text holds
     /// anything the scan does not know (attributes, raw identifiers, non-ASCII outside
     /// strings and comments, unbalanced brackets, a comma beside a comma or a brace).
     fn find(src: &str, pieces: usize) -> Option<Cuts> {
@@ -107,9 +110,6 @@ impl Cuts {
                     at.push(c);
                 }
             }
-        }
-        if at.is_empty() {
-            return None;
         }
         Some(Cuts { open, close, at })
     }
