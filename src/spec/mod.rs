@@ -27,10 +27,61 @@ pub(crate) struct NetSpec {
     #[serde(default)]
     pub(crate) space: Space,
     #[serde(default, deserialize_with = "unique::zones")]
-    pub(crate) zones: BTreeMap<String, ZoneSpec>,
+    pub(crate) zones: Zones,
     #[serde(deserialize_with = "unique::events")]
     pub(crate) events: BTreeMap<String, OpSpec>,
     pub(crate) outputs: Vec<String>,
+}
+
+/// A net's zones by name, in name order, each name once: a sorted vector, into which
+/// the pieces of a large net's zones are merged without building a tree.
+#[derive(Debug, Default)]
+pub(crate) struct Zones(Vec<(String, ZoneSpec)>);
+
+impl Zones {
+    /// `entries`, sorted by name here if they are not already; `None` when a name is
+    /// given twice.
+    fn sorted(mut entries: Vec<(String, ZoneSpec)>) -> Option<Zones> {
+        // Stable, so that entries already in runs of names in order (pieces read one
+        // after another) are merged rather than sorted again.
+        entries.sort_by(|a, b| a.0.cmp(&b.0));
+        if entries.windows(2).any(|w| w[0].0 == w[1].0) {
+            return None;
+        }
+        Some(Zones(entries))
+    }
+
+    pub(crate) fn get(&self, name: &str) -> Option<&ZoneSpec> {
+        let i = self
+            .0
+            .binary_search_by(|(n, _)| n.as_str().cmp(name))
+            .ok()?;
+        Some(&self.0[i].1)
+    }
+
+    pub(crate) fn contains_key(&self, name: &str) -> bool {
+        self.get(name).is_some()
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+impl<'a> IntoIterator for &'a Zones {
+    type Item = (&'a String, &'a ZoneSpec);
+    type IntoIter = std::iter::Map<
+        std::slice::Iter<'a, (String, ZoneSpec)>,
+        fn(&'a (String, ZoneSpec)) -> (&'a String, &'a ZoneSpec),
+    >;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.iter().map(|(n, z)| (n, z))
+    }
 }
 
 /// A coordinate pair `(x, y)` or `(lon, lat)`.

@@ -11,9 +11,7 @@
 //! and the caller parses the whole text in one pass: the result is the sequential
 //! parse's whenever it is `Some`, and every error is the sequential parse's own.
 
-use std::collections::BTreeMap;
-
-use super::{NetSpec, ZoneSpec};
+use super::{NetSpec, ZoneSpec, Zones};
 
 /// Below this size a net is parsed in one pass: threads cost more than they save.
 pub(crate) const PARALLEL_BYTES: usize = 1 << 20;
@@ -52,24 +50,23 @@ pub(super) fn parse(src: &str, pieces: usize, options: &ron::Options) -> Option<
     if !spec.zones.is_empty() {
         return None;
     }
-    for mut piece in zones {
-        let piece = piece.as_mut()?;
-        let before = spec.zones.len() + piece.len();
-        spec.zones.append(piece);
-        if spec.zones.len() != before {
-            // A name given in two pieces: the one pass says where.
-            return None;
-        }
+    // Each piece is in name order: joined, they are runs that the stable sort merges.
+    let mut all = Vec::with_capacity(zones.iter().flatten().map(Vec::len).sum());
+    for piece in zones {
+        all.extend(piece?);
     }
+    // A name given in two pieces is `None`: the one pass says where.
+    spec.zones = Zones::sorted(all)?;
     Some(spec)
 }
 
-/// One piece of a `zones` map, `{ … }`, read as the whole net reads its zones.
-fn zones(text: &str, options: &ron::Options) -> Option<BTreeMap<String, ZoneSpec>> {
+/// One piece of a `zones` map, `{ … }`, read as the whole net reads its zones, in
+/// name order.
+fn zones(text: &str, options: &ron::Options) -> Option<Vec<(String, ZoneSpec)>> {
     let mut de = ron::Deserializer::from_str_with_options(text, options).ok()?;
     let zones = super::unique::zones(&mut de).ok()?;
     de.end().ok()?;
-    Some(zones)
+    Some(zones.0)
 }
 
 /// Where a net's `zones` map is, and the commas between its entries chosen as cuts.

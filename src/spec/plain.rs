@@ -11,14 +11,12 @@
 //! than ASCII's — it gives `None`, and the piece is read by `ron`. The property tests
 //! beside it compare the two on generated and mutated text.
 
-use std::collections::BTreeMap;
-
-use super::{Xy, ZoneSpec};
+use super::{Xy, ZoneSpec, Zones};
 
 /// The entries `"name": Zone(…)` of `text` (the inside of a `zones` map, or a piece of
-/// it cut between entries), or `None` where `ron` is to read it. A name given twice is
-/// `None` too: `ron` says where.
-pub(super) fn zones(text: &str) -> Option<BTreeMap<String, ZoneSpec>> {
+/// it cut between entries) in name order, or `None` where `ron` is to read it. A name
+/// given twice is `None` too: `ron` says where.
+pub(super) fn zones(text: &str) -> Option<Vec<(String, ZoneSpec)>> {
     let mut r = Reader {
         s: text,
         b: text.as_bytes(),
@@ -44,13 +42,7 @@ pub(super) fn zones(text: &str) -> Option<BTreeMap<String, ZoneSpec>> {
         }
         r.eat(b',')?;
     }
-    // Sorted once and built in one go: a tree's inserts one by one cost three times
-    // as many comparisons of names.
-    out.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-    if out.windows(2).any(|w| w[0].0 == w[1].0) {
-        return None;
-    }
-    Some(out.into_iter().collect())
+    Some(Zones::sorted(out)?.0)
 }
 
 /// The fewest bytes a plain entry takes with its comma: `"a":Rect(min:(0,0),max:(0,0)),`

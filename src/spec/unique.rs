@@ -9,16 +9,15 @@ use std::marker::PhantomData;
 use serde::de::{Deserializer, Error, MapAccess, Visitor};
 use serde::Deserialize;
 
+use super::{ZoneSpec, Zones};
+
 /// How the error of a name given twice starts, for [`both_lines`] to recognise it.
 const DUPLICATE: &str = "duplicate name ";
 
 /// `zones: { … }`, each name once.
-pub(super) fn zones<'de, D, V>(d: D) -> Result<BTreeMap<String, V>, D::Error>
-where
-    D: Deserializer<'de>,
-    V: Deserialize<'de>,
-{
-    d.deserialize_map(Unique("zones", PhantomData))
+pub(super) fn zones<'de, D: Deserializer<'de>>(d: D) -> Result<Zones, D::Error> {
+    let zones: BTreeMap<String, ZoneSpec> = d.deserialize_map(Unique("zones", PhantomData))?;
+    Ok(Zones(zones.into_iter().collect()))
 }
 
 /// `events: { … }`, each name once.
