@@ -19,6 +19,11 @@ pub(crate) const PARALLEL_BYTES: usize = 1 << 20;
 /// The net in `src` parsed in up to `pieces` pieces (its zones cut between entries),
 /// or `None` where the caller should parse it in one pass.
 pub(super) fn parse(src: &str, pieces: usize, options: &ron::Options) -> Option<NetSpec> {
+    if pieces > 1 {
+        if let Some(spec) = ahead(src, pieces, options) {
+            return Some(spec);
+        }
+    }
     let cuts = Cuts::find(src, pieces)?;
     // A piece of plain entries is read without `ron`; any other is copied by its own
     // thread (a megabyte's copy is mostly the page faults of fresh memory, and those
@@ -58,6 +63,91 @@ pub(super) fn parse(src: &str, pieces: usize, options: &ron::Options) -> Option<
     // A name given in two pieces is `None`: the one pass says where.
     spec.zones = Zones::sorted(all)?;
     Some(spec)
+}
+
+/// The net read from guessed cuts, its text scanned only up to the `zones` map's `{`:
+/// every piece is read by the plain reader, each on a thread of its own but the first;
+/// the last reads up to the map's `}`, which it finds, and then parses the rest of the
+/// net with `ron`. A guess is a comma that ends a line before a line that starts with
+/// `"`; the piece before it must end exactly there, after a whole entry, which makes
+/// it a cut (by induction from the map's `{`). `None` on anything else: then the scan
+/// finds the cuts.
+fn ahead(src: &str, pieces: usize, options: &ron::Options) -> Option<NetSpec> {
+    let open = Cuts::open(src)?;
+    let b = src.as_bytes();
+    // Shares of the text after `{`: the last piece half of the others', for its thread
+    // parses the rest of the net too.
+    let (span, halves) = (src.len() - open, 2 * pieces - 1);
+    let mut cuts: Vec<usize> = Vec::new();
+    for j in 1..pieces {
+        let from = cuts.last().map_or(open + 1, |&c| c + 1);
+        if let Some(c) = guess(b, (open + span * 2 * j / halves).max(from)) {
+            cuts.push(c);
+        }
+    }
+    let &first = cuts.first()?;
+    let (mine, theirs) = std::thread::scope(|scope| {
+        let spawned: Vec<_> = cuts
+            .iter()
+            .enumerate()
+            .map(|(i, &c)| {
+                let next = cuts.get(i + 1).copied();
+                std::thread::Builder::new()
+                    .name("net-parse".into())
+                    .spawn_scoped(scope, move || match next {
+                        Some(n) => super::plain::between(&src[c + 1..n]).map(|z| (z, None)),
+                        None => {
+                            let (zones, end) = super::plain::to_close(&src[c + 1..])?;
+                            let close = c + 1 + end;
+                            let rest = format!("{}{}", &src[..=open], &src[close..]);
+                            let rest = options.from_str::<NetSpec>(&rest).ok()?;
+                            Some((zones, Some(rest)))
+                        }
+                    })
+            })
+            .collect();
+        let mine = super::plain::between(&src[open + 1..first]);
+        let theirs: Vec<_> = spawned
+            .into_iter()
+            // A thread that could not start, or that panicked: the scan's way.
+            .map(|t| t.ok().and_then(|h| h.join().ok()).flatten())
+            .collect();
+        (mine, theirs)
+    });
+    let mut all = mine?;
+    let mut spec = None;
+    for piece in theirs {
+        let (zones, rest) = piece?;
+        all.extend(zones);
+        spec = spec.or(rest);
+    }
+    let mut spec = spec?;
+    if !spec.zones.is_empty() {
+        return None;
+    }
+    spec.zones = Zones::sorted(all)?;
+    Some(spec)
+}
+
+/// A comma at the end of a line, at or after `from`, whose next line starts (after
+/// spaces) with `"`: where an entry of a map written one to a line may end. Looks at
+/// 64 lines at most.
+fn guess(b: &[u8], from: usize) -> Option<usize> {
+    let space = |c: &u8| matches!(c, b' ' | b'\t' | b'\r');
+    let mut at = from;
+    for _ in 0..64 {
+        let nl = at + memchr::memchr(b'\n', b.get(at..)?)?;
+        let comma = b[..nl].iter().rposition(|c| !space(c))?;
+        let next = b[nl + 1..]
+            .iter()
+            .position(|c| !space(c))
+            .map(|i| nl + 1 + i);
+        if comma >= from && b[comma] == b',' && next.is_some_and(|i| b[i] == b'"') {
+            return Some(comma);
+        }
+        at = nl + 1;
+    }
+    None
 }
 
 /// One piece of a `zones` map, `{ … }`, read as the whole net reads its zones, in
@@ -111,6 +201,15 @@ impl Cuts {
         Some(Cuts { open, close, at })
     }
 
+    /// The offset of the net's `zones: {`, the text scanned up to it only.
+    fn open(src: &str) -> Option<usize> {
+        let scan = Scan {
+            to_open: true,
+            ..Scan::new(src.as_bytes())
+        };
+        scan.run().map(|(open, _, _)| open)
+    }
+
     /// The byte ranges of the pieces, between the braces and the cuts.
     fn ranges(&self) -> impl Iterator<Item = (usize, usize)> + '_ {
         let starts = std::iter::once(self.open + 1).chain(self.at.iter().map(|&c| c + 1));
@@ -124,6 +223,8 @@ struct Scan<'s> {
     src: &'s [u8],
     i: usize,
     stack: Vec<u8>,
+    /// Whether to stop at the `zones` map's `{` (giving it as both braces, no comma).
+    to_open: bool,
 }
 
 impl<'s> Scan<'s> {
@@ -132,6 +233,7 @@ impl<'s> Scan<'s> {
             src,
             i: 0,
             stack: Vec::new(),
+            to_open: false,
         }
     }
 
@@ -174,6 +276,9 @@ impl<'s> Scan<'s> {
                 b'(' | b'[' | b'{' => {
                     if b == b'{' && was == 2 && level == 1 && open.is_none() {
                         open = Some(self.i);
+                        if self.to_open {
+                            return Some((self.i, self.i, commas));
+                        }
                     }
                     self.open();
                 }

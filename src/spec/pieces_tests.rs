@@ -88,6 +88,54 @@ fn what_the_scan_does_not_know_goes_to_one_pass() {
 }
 
 #[test]
+fn plain_entries_are_read_ahead_of_the_scan() {
+    let entries: Vec<String> = (0..40).map(|i| zone(i * 4)).collect();
+    for zones_first in [true, false] {
+        let src = net("", &entries, &[",\n"], ",", zones_first);
+        for pieces in 2..=4 {
+            let ahead = ahead(&src, pieces, &options()).map(|spec| format!("{spec:?}"));
+            assert_eq!(ahead, Some(one_pass(&src).unwrap()), "{pieces} pieces");
+        }
+    }
+}
+
+#[test]
+fn a_guess_that_is_not_a_cut_goes_to_the_scan() {
+    // The only comma that ends a line before a line starting with `"` is inside a
+    // name, and then inside a line comment: guessed, and refused by the piece before.
+    for inside in [
+        "\"b,\n\": Circle(center: (2.0, 2.0), radius: 1.0),",
+        "// b,\n\"b\": Circle(center: (2.0, 2.0), radius: 1.0),",
+    ] {
+        let src = format!(
+            "Net(zones: {{ \"a\": Circle(center: (1.0, 1.0), radius: 1.0), {inside} \
+             \"c\": Circle(center: (3.0, 3.0), radius: 1.0) }}, \
+             events: {{ \"e\": Atomic(type: \"E\") }}, outputs: [\"e\"])"
+        );
+        let open = Cuts::open(&src).expect("the map is found");
+        let guessed = guess(src.as_bytes(), open + 1).expect("a comma is guessed");
+        assert_eq!(&src[guessed - 1..=guessed], "b,", "{src}");
+        assert_eq!(
+            crate::spec::plain::between(&src[open + 1..guessed]).map(|z| z.len()),
+            None
+        );
+        assert_eq!(ahead(&src, 2, &options()).map(|s| format!("{s:?}")), None);
+        assert_eq!(in_pieces(&src, 2), Some(one_pass(&src).unwrap()));
+    }
+    // Two commas at a guess: one pass refuses them, and so do the pieces.
+    let entries: Vec<String> = (0..40).map(zone).collect();
+    let doubled = net("", &entries, &[",\n", ",,\n"], "", true);
+    assert!(one_pass(&doubled).is_err());
+    for pieces in 2..=4 {
+        assert_eq!(
+            ahead(&doubled, pieces, &options()).map(|s| format!("{s:?}")),
+            None
+        );
+        assert_eq!(in_pieces(&doubled, pieces), None);
+    }
+}
+
+#[test]
 fn a_net_of_a_megabyte_parses_in_pieces_through_spec_parse() {
     let entries: Vec<String> = (0..16_000).map(zone).collect();
     let src = net("// many zones\n", &entries, &[",\n"], ",", false);
@@ -110,6 +158,8 @@ const SEPS: &[&str] = &[
     " ",
     ", ,",
     ",\n  \"zz\": Circle(center: (0.0, 0.0), radius: 1.0),",
+    ",\n  // a line comment that ends with a comma,\n",
+    ",\n  \"a name on two lines,\n\": Circle(center: (0.0, 0.0), radius: 1.0),\n",
 ];
 
 /// Entries beyond [`zone`]: names with commas, braces, escapes and accents, values

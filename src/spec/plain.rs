@@ -13,10 +13,35 @@
 
 use super::{Xy, ZoneSpec, Zones};
 
-/// The entries `"name": Zone(…)` of `text` (the inside of a `zones` map, or a piece of
-/// it cut between entries) in name order, or `None` where `ron` is to read it. A name
-/// given twice is `None` too: `ron` says where.
+/// The entries `"name": Zone(…)` of `text` (the inside of a `zones` map, or its last
+/// piece: a trailing comma allowed) in name order, or `None` where `ron` is to read
+/// it. A name given twice is `None` too: `ron` says where.
 pub(super) fn zones(text: &str) -> Option<Vec<(String, ZoneSpec)>> {
+    read(text, End::Text { trailing: true }).map(|(zones, _)| zones)
+}
+
+/// The entries of a piece of a `zones` map between two cuts, each cut a comma between
+/// entries: as [`zones`], but without a comma of its own at the end, which beside the
+/// cut's would make two.
+pub(super) fn between(text: &str) -> Option<Vec<(String, ZoneSpec)>> {
+    read(text, End::Text { trailing: false }).map(|(zones, _)| zones)
+}
+
+/// The entries of `text` up to the `}` that closes the map they are in, and that
+/// brace's offset: for the last piece of a map whose end is not known yet.
+pub(super) fn to_close(text: &str) -> Option<(Vec<(String, ZoneSpec)>, usize)> {
+    read(text, End::Brace)
+}
+
+/// Where the entries end: with the text (a comma after the last entry allowed or
+/// not), or at a `}`.
+#[derive(Clone, Copy)]
+enum End {
+    Text { trailing: bool },
+    Brace,
+}
+
+fn read(text: &str, end: End) -> Option<(Vec<(String, ZoneSpec)>, usize)> {
     let mut r = Reader {
         s: text,
         b: text.as_bytes(),
@@ -26,23 +51,29 @@ pub(super) fn zones(text: &str) -> Option<Vec<(String, ZoneSpec)>> {
     // written costs nothing, while growing by doubling copies every entry into fresh
     // pages (each a page fault) several times over.
     let mut out = Vec::with_capacity(text.len() / MIN_ENTRY);
+    // Whether an entry may end the entries here (at the start, or after a comma).
+    let mut after_comma = true;
     loop {
         r.ws()?;
-        if r.done() {
-            break;
+        let ended = match end {
+            End::Text { trailing } => r.done() && (trailing || !after_comma),
+            End::Brace => r.peek() == Some(b'}'),
+        };
+        if ended {
+            return Some((Zones::sorted(out)?.0, r.at));
+        }
+        if !after_comma {
+            r.eat(b',')?;
+            after_comma = true;
+            continue;
         }
         let name = r.name()?;
         r.ws()?;
         r.eat(b':')?;
         r.ws()?;
         out.push((name.to_owned(), r.zone()?));
-        r.ws()?;
-        if r.done() {
-            break;
-        }
-        r.eat(b',')?;
+        after_comma = false;
     }
-    Some(Zones::sorted(out)?.0)
 }
 
 /// The fewest bytes a plain entry takes with its comma: `"a":Rect(min:(0,0),max:(0,0)),`

@@ -90,6 +90,32 @@ fn anything_else_is_left_to_ron() {
     }
 }
 
+#[test]
+fn a_piece_between_cuts_has_no_comma_of_its_own_at_the_end() {
+    let entry = r#""a": Rect(min: (0, 0), max: (1, 1))"#;
+    assert_eq!(super::between(entry).map(|z| z.len()), Some(1));
+    assert_eq!(super::between(&format!("{entry},")).map(|z| z.len()), None);
+    assert_eq!(super::between(" ").map(|z| z.len()), None);
+    assert_eq!(zones(&format!("{entry},")).map(|z| z.len()), Some(1));
+}
+
+#[test]
+fn the_last_piece_ends_at_the_maps_brace() {
+    let text = r#" "b": Circle(center: (0, 0), radius: 1), "a": Rect(min: (0, 0), max: (1, 1)),
+    }, events: { "x": Atomic(type: "X") }"#;
+    let (zones, end) = super::to_close(text).expect("read to the brace");
+    assert_eq!(&text[end..=end], "}");
+    assert_eq!(
+        zones.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>(),
+        ["a", "b"]
+    );
+    assert_eq!(
+        super::to_close(r#""a": Rect(min: (0, 0), max: (1, 1))"#).map(|z| z.1),
+        None
+    );
+    assert_eq!(super::to_close(" } ").map(|z| z.1), Some(1));
+}
+
 /// Whitespace, a `//` comment or nothing.
 fn gap() -> impl Strategy<Value = String> {
     prop_oneof![
