@@ -64,19 +64,26 @@ impl std::fmt::Debug for ZoneIndex {
 /// exact test decides, as in a linear scan.
 fn zone_boxes(space: Space, zone: &Zone) -> ZoneBoxes {
     let mut boxes = Vec::new();
-    zone.boxes(space, &mut boxes);
+    zone_boxes_into(space, zone, &mut boxes);
+    SmallVec::from_slice(&boxes)
+}
+
+/// [`zone_boxes`] in `boxes`, which is cleared first: one vector for many zones.
+fn zone_boxes_into(space: Space, zone: &Zone, boxes: &mut Vec<Rect<f64>>) {
+    boxes.clear();
+    zone.boxes(space, boxes);
     let nan = |r: &Rect<f64>| {
         let (lo, hi) = (r.min(), r.max());
         lo.x.is_nan() || lo.y.is_nan() || hi.x.is_nan() || hi.y.is_nan()
     };
     if boxes.iter().any(nan) {
         let inf = f64::INFINITY;
-        boxes = vec![Rect::new(
+        boxes.clear();
+        boxes.push(Rect::new(
             Point { x: -inf, y: -inf },
             Point { x: inf, y: inf },
-        )];
+        ));
     }
-    SmallVec::from_slice(&boxes)
 }
 
 impl ZoneIndex {
@@ -121,17 +128,16 @@ impl ZoneIndex {
     /// Lays every zone's boxes out again, in the grid or the tree (as the index's kind
     /// and the grid's rule say).
     fn lay_out(&mut self) {
-        let boxes: Vec<(Rect<f64>, u32)> = self
-            .slots
-            .iter()
-            .enumerate()
-            .filter_map(|(i, s)| s.as_ref().map(|s| (i, s)))
-            .flat_map(|(i, s)| {
-                zone_boxes(self.space, &s.zone)
-                    .into_iter()
-                    .map(move |r| (r, slot_u32(i)))
-            })
-            .collect();
+        // Room for a box a zone at once, and one vector for each zone's boxes: a
+        // hundred thousand zones allocate nothing each.
+        let mut boxes: Vec<(Rect<f64>, u32)> = Vec::with_capacity(self.slots.len());
+        let mut one = Vec::new();
+        for (i, s) in self.slots.iter().enumerate() {
+            if let Some(s) = s {
+                zone_boxes_into(self.space, &s.zone, &mut one);
+                boxes.extend(one.iter().map(|&r| (r, slot_u32(i))));
+            }
+        }
         self.boxes.lay_out(&boxes);
     }
 

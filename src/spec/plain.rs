@@ -50,7 +50,7 @@ fn read(text: &str, end: End) -> Option<(Vec<(String, ZoneSpec)>, usize)> {
     // Room for as many entries as the text could hold, taken at once: memory never
     // written costs nothing, while growing by doubling copies every entry into fresh
     // pages (each a page fault) several times over.
-    let mut out = Vec::with_capacity(text.len() / MIN_ENTRY);
+    let mut out: Vec<(String, ZoneSpec)> = Vec::with_capacity(text.len() / MIN_ENTRY);
     // Whether an entry may end the entries here (at the start, or after a comma).
     let mut after_comma = true;
     loop {
