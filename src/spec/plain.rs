@@ -47,10 +47,11 @@ fn read(text: &str, end: End) -> Option<(Vec<(String, ZoneSpec)>, usize)> {
         b: text.as_bytes(),
         at: 0,
     };
-    // Room for as many entries as the text could hold, taken at once: memory never
-    // written costs nothing, while growing by doubling copies every entry into fresh
-    // pages (each a page fault) several times over.
-    let mut out: Vec<(String, ZoneSpec)> = Vec::with_capacity(text.len() / MIN_ENTRY);
+    // Room for as many entries as the text could hold, taken at once (up to a bound):
+    // memory never written costs nothing, while growing by doubling copies every entry
+    // into fresh pages (each a page fault) several times over.
+    let room = (text.len() / MIN_ENTRY).min(MAX_ROOM);
+    let mut out: Vec<(String, ZoneSpec)> = Vec::with_capacity(room);
     // Whether an entry may end the entries here (at the start, or after a comma).
     let mut after_comma = true;
     loop {
@@ -79,6 +80,10 @@ fn read(text: &str, end: End) -> Option<(Vec<(String, ZoneSpec)>, usize)> {
 /// The fewest bytes a plain entry takes with its comma: `"a":Rect(min:(0,0),max:(0,0)),`
 /// (a `Polygon` of no point, `"a":Polygon([]),`, is shorter, and makes the vector grow).
 const MIN_ENTRY: usize = 32;
+
+/// The most entries a piece takes room for at once (23 MB of them): past that the
+/// vector grows as it fills, so that a huge text asks no huge room it may not use.
+const MAX_ROOM: usize = 1 << 18;
 
 /// The fields a plain zone may give, one bit each.
 const CENTER: u8 = 1;
