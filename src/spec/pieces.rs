@@ -42,8 +42,7 @@ pub(super) fn parse(src: &str, pieces: usize, options: &ron::Options) -> Option<
                     .spawn_scoped(scope, move || piece(range))
             })
             .collect();
-        let rest = format!("{}{}", &src[..=cuts.open], &src[cuts.close..]);
-        let rest = options.from_str::<NetSpec>(&rest).ok();
+        let rest = rest(src, cuts.open, cuts.close, options);
         let mut all = vec![piece(first)];
         for other in others {
             // A thread that could not start, or that panicked, means one pass.
@@ -51,16 +50,31 @@ pub(super) fn parse(src: &str, pieces: usize, options: &ron::Options) -> Option<
         }
         (rest, all)
     });
-    let mut spec = rest?;
+    joined(rest?, zones.into_iter().collect::<Option<Vec<_>>>()?)
+}
+
+/// The net without its zones' entries (`src` with the map between `open` and `close`
+/// emptied), parsed by `ron`.
+fn rest(src: &str, open: usize, close: usize, options: &ron::Options) -> Option<NetSpec> {
+    let rest = format!("{}{}", &src[..=open], &src[close..]);
+    options.from_str::<NetSpec>(&rest).ok()
+}
+
+/// The rest of the net given the pieces' zones, each piece in name order: `None` when
+/// the rest has zones of its own or a name is in two pieces (the one pass says where).
+fn joined(mut spec: NetSpec, pieces: Vec<Vec<(String, ZoneSpec)>>) -> Option<NetSpec> {
     if !spec.zones.is_empty() {
         return None;
     }
-    // Each piece is in name order: joined, they are runs that the stable sort merges.
-    let mut all = Vec::with_capacity(zones.iter().flatten().map(Vec::len).sum());
-    for piece in zones {
-        all.extend(piece?);
+    // Joined onto the first (whose room a plain piece took for more entries than it
+    // has), the pieces are runs that the stable sort merges.
+    let more = pieces.iter().skip(1).map(Vec::len).sum();
+    let mut pieces = pieces.into_iter();
+    let mut all = pieces.next().unwrap_or_default();
+    all.reserve(more);
+    for piece in pieces {
+        all.extend(piece);
     }
-    // A name given in two pieces is `None`: the one pass says where.
     spec.zones = Zones::sorted(all)?;
     Some(spec)
 }
@@ -99,9 +113,7 @@ fn ahead(src: &str, pieces: usize, options: &ron::Options) -> Option<NetSpec> {
                         None => {
                             let (zones, end) = super::plain::to_close(&src[c + 1..])?;
                             let close = c + 1 + end;
-                            let rest = format!("{}{}", &src[..=open], &src[close..]);
-                            let rest = options.from_str::<NetSpec>(&rest).ok()?;
-                            Some((zones, Some(rest)))
+                            Some((zones, Some(rest(src, open, close, options)?)))
                         }
                     })
             })
@@ -114,19 +126,14 @@ fn ahead(src: &str, pieces: usize, options: &ron::Options) -> Option<NetSpec> {
             .collect();
         (mine, theirs)
     });
-    let mut all = mine?;
+    let mut pieces = vec![mine?];
     let mut spec = None;
     for piece in theirs {
         let (zones, rest) = piece?;
-        all.extend(zones);
+        pieces.push(zones);
         spec = spec.or(rest);
     }
-    let mut spec = spec?;
-    if !spec.zones.is_empty() {
-        return None;
-    }
-    spec.zones = Zones::sorted(all)?;
-    Some(spec)
+    joined(spec?, pieces)
 }
 
 /// A comma at the end of a line, at or after `from`, whose next line starts (after

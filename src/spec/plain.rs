@@ -42,11 +42,7 @@ enum End {
 }
 
 fn read(text: &str, end: End) -> Option<(Vec<(String, ZoneSpec)>, usize)> {
-    let mut r = Reader {
-        s: text,
-        b: text.as_bytes(),
-        at: 0,
-    };
+    let mut r = Reader { s: text, at: 0 };
     // Room for as many entries as the text could hold, taken at once (up to a bound):
     // memory never written costs nothing, while growing by doubling copies every entry
     // into fresh pages (each a page fault) several times over.
@@ -98,7 +94,6 @@ const WIDTH: u8 = 128;
 /// The text and where the reader is in it.
 struct Reader<'s> {
     s: &'s str,
-    b: &'s [u8],
     at: usize,
 }
 
@@ -118,11 +113,11 @@ struct Fields {
 
 impl<'s> Reader<'s> {
     fn done(&self) -> bool {
-        self.at == self.b.len()
+        self.at == self.s.len()
     }
 
     fn peek(&self) -> Option<u8> {
-        self.b.get(self.at).copied()
+        self.s.as_bytes().get(self.at).copied()
     }
 
     /// Skips ASCII whitespace and `//` comments (any other `/` is left to fail the next
@@ -132,8 +127,8 @@ impl<'s> Reader<'s> {
         while let Some(b) = self.peek() {
             match b {
                 b' ' | b'\t' | b'\n' | b'\r' => self.at += 1,
-                b'/' if self.b.get(self.at + 1) == Some(&b'/') => {
-                    self.at += memchr::memchr(b'\n', &self.b[self.at..])?;
+                b'/' if self.s.as_bytes().get(self.at + 1) == Some(&b'/') => {
+                    self.at += memchr::memchr(b'\n', &self.s.as_bytes()[self.at..])?;
                 }
                 _ => break,
             }
@@ -154,8 +149,8 @@ impl<'s> Reader<'s> {
     fn name(&mut self) -> Option<&'s str> {
         self.eat(b'"')?;
         let from = self.at;
-        let len = memchr::memchr2(b'"', b'\\', &self.b[from..])?;
-        if self.b[from + len] != b'"' {
+        let len = memchr::memchr2(b'"', b'\\', &self.s.as_bytes()[from..])?;
+        if self.s.as_bytes()[from + len] != b'"' {
             return None;
         }
         self.at = from + len + 1;
@@ -178,7 +173,7 @@ impl<'s> Reader<'s> {
                 return None;
             }
         }
-        Some(&self.b[from..self.at])
+        Some(&self.s.as_bytes()[from..self.at])
     }
 
     /// `-?D+(.D+)?([eE][+-]?D+)?`, followed by something that cannot continue a

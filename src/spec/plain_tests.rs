@@ -169,57 +169,42 @@ fn pairs() -> impl Strategy<Value = String> {
     })
 }
 
+/// Field `name` with a value of its kind, its colon spaced one way or another.
+fn named(name: &'static str) -> BoxedStrategy<String> {
+    let value = match name {
+        "center" | "min" | "max" => pair().boxed(),
+        "points" => pairs().boxed(),
+        _ => number().boxed(),
+    };
+    (prop::sample::select(vec![": ", " :", ":"]), value)
+        .prop_map(move |(colon, v)| format!("{name}{colon}{v}"))
+        .boxed()
+}
+
+/// The fields of the plain kinds.
+const FIELDS: &[&str] = &[
+    "center", "radius", "from_deg", "to_deg", "min", "max", "points", "width",
+];
+
 /// A field, right or wrong for the kind it is given to.
 fn field() -> impl Strategy<Value = String> {
     prop_oneof![
-        pair().prop_map(|p| format!("center: {p}")),
-        number().prop_map(|n| format!("radius: {n}")),
-        number().prop_map(|n| format!("from_deg: {n}")),
-        number().prop_map(|n| format!("to_deg :{n}")),
-        pair().prop_map(|p| format!("min: {p}")),
-        pair().prop_map(|p| format!("max:{p}")),
-        pairs().prop_map(|p| format!("points: {p}")),
-        number().prop_map(|n| format!("width: {n}")),
-        Just("anchor: \"e\"".to_owned()),
-        Just("heading: Some(\"h\")".to_owned()),
-        Just("holes: []".to_owned()),
+        8 => prop::sample::select(FIELDS).prop_flat_map(named),
+        1 => Just("anchor: \"e\"".to_owned()),
+        1 => Just("heading: Some(\"h\")".to_owned()),
+        1 => Just("holes: []".to_owned()),
     ]
 }
 
 /// The fields each kind needs, in a plain form.
 fn kind_fields(kind: usize) -> impl Strategy<Value = (&'static str, Vec<String>)> {
-    let (name, fields): (&'static str, Vec<BoxedStrategy<String>>) = match kind {
-        0 => (
-            "Circle",
-            vec![
-                pair().prop_map(|p| format!("center: {p}")).boxed(),
-                number().prop_map(|n| format!("radius: {n}")).boxed(),
-            ],
-        ),
-        1 => (
-            "Sector",
-            vec![
-                pair().prop_map(|p| format!("center: {p}")).boxed(),
-                number().prop_map(|n| format!("radius: {n}")).boxed(),
-                number().prop_map(|n| format!("from_deg: {n}")).boxed(),
-                number().prop_map(|n| format!("to_deg: {n}")).boxed(),
-            ],
-        ),
-        2 => (
-            "Rect",
-            vec![
-                pair().prop_map(|p| format!("min: {p}")).boxed(),
-                pair().prop_map(|p| format!("max: {p}")).boxed(),
-            ],
-        ),
-        _ => (
-            "Line",
-            vec![
-                pairs().prop_map(|p| format!("points: {p}")).boxed(),
-                number().prop_map(|n| format!("width: {n}")).boxed(),
-            ],
-        ),
+    let (name, fields): (&'static str, &[&'static str]) = match kind {
+        0 => ("Circle", &["center", "radius"]),
+        1 => ("Sector", &["center", "radius", "from_deg", "to_deg"]),
+        2 => ("Rect", &["min", "max"]),
+        _ => ("Line", &["points", "width"]),
     };
+    let fields: Vec<BoxedStrategy<String>> = fields.iter().map(|&f| named(f)).collect();
     fields.prop_map(move |f| (name, f))
 }
 
