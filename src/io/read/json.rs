@@ -12,6 +12,7 @@ use serde_json::value::RawValue;
 
 use super::error::{clip, clip_name, fmt_f64};
 use super::fields::{role_kind, role_of, Name, Partial, Role, RoleKind, Scalar};
+use super::flat;
 use super::intern::same;
 use super::{LineError, LineParser};
 use crate::event::{Event, Value};
@@ -19,6 +20,14 @@ use crate::event::{Event, Value};
 impl LineParser {
     /// Parses one JSON object, `text`.
     pub(super) fn parse_json(&self, text: &str) -> Result<Event, LineError> {
+        match self.parse_flat(text) {
+            Some(event) => event,
+            None => self.parse_serde(text),
+        }
+    }
+
+    /// Parses one JSON object, `text`, with `serde_json`.
+    pub(super) fn parse_serde(&self, text: &str) -> Result<Event, LineError> {
         let mut ctx = Ctx::default();
         let mut de = serde_json::Deserializer::from_str(text);
         let seed = EventSeed {
@@ -103,58 +112,16 @@ impl<'de> Visitor<'de> for EventSeed<'_> {
             names: AttrNames::default(),
         };
         while let Some(key) = map.next_key_seed(KeySeed)? {
-            let mapped = if parser.map.is_empty() {
-                None
-            } else {
-                parser.map.roles(&key)
-            };
-            let value = |map: &mut M, ctx: &mut Ctx| {
-                map.next_value_seed(ScalarSeed).inspect_err(|_| {
-                    ctx.field = Some(key.to_string());
-                })
-            };
-            // An id's number is read from its text (see `id_of`).
-            let id_value = |map: &mut M, ctx: &mut Ctx| {
-                map.next_value::<&'de RawValue>()
-                    .and_then(|raw| id_of(raw).map_err(de::Error::custom))
-                    .inspect_err(|_| ctx.field = Some(key.to_string()))
-            };
-            let Some(roles) = mapped else {
-                let kind = match role_of(&key, parser.axes) {
-                    Some(role) => role_kind(&role),
-                    None => RoleKind::Attr,
-                };
-                let v = if kind == RoleKind::Id {
-                    id_value(&mut map, self.ctx)?.0
+            field(parser, self.ctx, &mut fields, &key, |ctx, as_id| {
+                let read = if as_id {
+                    // An id's number is read from its text (see `id_of`).
+                    map.next_value::<&'de RawValue>()
+                        .and_then(|raw| id_of(raw).map_err(de::Error::custom))
                 } else {
-                    value(&mut map, self.ctx)?
+                    map.next_value_seed(ScalarSeed).map(|v| (Scalar::Null, v))
                 };
-                if !take(parser, self.ctx, &mut fields, kind, Name::Borrowed(&key), v) {
-                    return Err(de::Error::custom("bad field"));
-                }
-                continue;
-            };
-            let (id, v) = if roles.iter().any(|r| role_kind(r) == RoleKind::Id) {
-                id_value(&mut map, self.ctx)?
-            } else {
-                let v = value(&mut map, self.ctx)?;
-                (v.clone(), v)
-            };
-            for role in roles {
-                let name = match role {
-                    Role::Attr(name) => Name::Shared(name),
-                    _ => Name::Borrowed(&key),
-                };
-                let kind = role_kind(role);
-                let v = if kind == RoleKind::Id {
-                    id.clone()
-                } else {
-                    v.clone()
-                };
-                if !take(parser, self.ctx, &mut fields, kind, name, v) {
-                    return Err(de::Error::custom("bad field"));
-                }
-            }
+                read.inspect_err(|_| ctx.field = Some(key.to_string()))
+            })?;
         }
         let partial = fields.partial;
         Ok(parser.finish(partial))
@@ -186,6 +153,77 @@ impl<'de> Visitor<'de> for EventSeed<'_> {
 
     fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
         self.not_object("null".to_owned())
+    }
+}
+
+/// Reads one field named `key`: `read` gives its value, as an id and as anything else
+/// when asked for an id (`true`), or as anything else alone (the first of the pair is
+/// then unused). An `Err` has the error in `ctx` or is `read`'s.
+fn field<'de, E: de::Error>(
+    parser: &LineParser,
+    ctx: &mut Ctx,
+    fields: &mut Fields,
+    key: &str,
+    read: impl FnOnce(&mut Ctx, bool) -> Result<(Scalar<'de>, Scalar<'de>), E>,
+) -> Result<(), E> {
+    let mapped = if parser.map.is_empty() {
+        None
+    } else {
+        parser.map.roles(key)
+    };
+    let Some(roles) = mapped else {
+        let kind = match role_of(key, parser.axes) {
+            Some(role) => role_kind(&role),
+            None => RoleKind::Attr,
+        };
+        let (id, v) = read(ctx, kind == RoleKind::Id)?;
+        let v = if kind == RoleKind::Id { id } else { v };
+        if !take(parser, ctx, fields, kind, Name::Borrowed(key), v) {
+            return Err(de::Error::custom("bad field"));
+        }
+        return Ok(());
+    };
+    let as_id = roles.iter().any(|r| role_kind(r) == RoleKind::Id);
+    let (id, v) = read(ctx, as_id)?;
+    for role in roles {
+        let name = match role {
+            Role::Attr(name) => Name::Shared(name),
+            _ => Name::Borrowed(key),
+        };
+        let kind = role_kind(role);
+        let v = if kind == RoleKind::Id {
+            id.clone()
+        } else {
+            v.clone()
+        };
+        if !take(parser, ctx, fields, kind, name, v) {
+            return Err(de::Error::custom("bad field"));
+        }
+    }
+    Ok(())
+}
+
+impl LineParser {
+    /// Reads `text` by the fast path of `flat.rs`; `None` when it gives up, or when a
+    /// field is bad (`serde_json`'s reading then words the error).
+    pub(super) fn parse_flat(&self, text: &str) -> Option<Result<Event, LineError>> {
+        let mut ctx = Ctx::default();
+        let mut fields = Fields {
+            partial: Partial::new(),
+            seen: 0,
+            names: AttrNames::default(),
+        };
+        flat::read(text, |key, token| {
+            field::<de::value::Error>(self, &mut ctx, &mut fields, key, |_, as_id| {
+                Ok(if as_id {
+                    (id_from(token.text, &token.value), token.value)
+                } else {
+                    (Scalar::Null, token.value)
+                })
+            })
+            .ok()
+        })?;
+        Some(self.finish(fields.partial))
     }
 }
 
@@ -322,14 +360,18 @@ impl<'de> Visitor<'de> for KeySeed {
 fn id_of(raw: &RawValue) -> Result<(Scalar<'_>, Scalar<'_>), serde_json::Error> {
     let text = raw.get();
     let v = ScalarSeed.deserialize(&mut serde_json::Deserializer::from_str(text))?;
+    Ok((id_from(text, &v), v))
+}
+
+/// A field's value `v`, written `text`, read as an id (see `id_of`).
+fn id_from<'a>(text: &'a str, v: &Scalar<'a>) -> Scalar<'a> {
     let digits = text.strip_prefix('-').unwrap_or(text);
-    let id = match v {
+    match v {
         Scalar::F64(_) if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) => {
             Scalar::Str(Cow::Borrowed(text))
         }
         _ => v.clone(),
-    };
-    Ok((id, v))
+    }
 }
 
 struct ScalarSeed;

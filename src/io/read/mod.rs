@@ -40,6 +40,9 @@
 mod csv;
 mod error;
 mod fields;
+mod flat;
+#[cfg(test)]
+mod flat_tests;
 mod intern;
 mod json;
 mod lines;
