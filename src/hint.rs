@@ -48,6 +48,16 @@ impl FreshCopy {
         }
     }
 
+    /// Copies of `text`, the first of them `text` itself.
+    pub(crate) fn from_arc(text: Arc<str>) -> FreshCopy {
+        FreshCopy { text, uses: 0 }
+    }
+
+    /// The text.
+    pub(crate) fn text(&self) -> &str {
+        &self.text
+    }
+
     /// The copy: a fresh one once this one has been handed out [`FreshCopy::EVERY`]
     /// times.
     #[inline]

@@ -70,7 +70,8 @@ impl LineParser {
             }
             RoleKind::Type => {
                 partial.kind = Some(match value {
-                    Scalar::Str(s) => self.known.get(&s),
+                    // The type at place 0, the attributes after it.
+                    Scalar::Str(s) => super::intern::name_at(&self.known, 0, &s),
                     other => {
                         return Err(LineError::BadType {
                             got: other.describe(),
@@ -143,7 +144,9 @@ impl LineParser {
                 };
                 let name = match name {
                     Name::Shared(n) => super::intern::local(n),
-                    Name::Borrowed(n) => self.known.get(n),
+                    Name::Borrowed(n) => {
+                        super::intern::name_at(&self.known, 1 + partial.attrs.len(), n)
+                    }
                     Name::Fixed => return Ok(()),
                 };
                 partial.attrs.push((name, value));

@@ -38,6 +38,39 @@ thread_local! {
         std::cell::RefCell::new(rustc_hash::FxHashMap::default());
 }
 
+/// At most this many places of a line's attributes have their last name kept.
+const PLACES: usize = 64;
+
+thread_local! {
+    /// The type and the attributes' names this thread last read at each place of a
+    /// line (the type at 0, the first attribute at 1, the second…): lines of one feed
+    /// name their fields alike, so that a name is usually found at its place, by one
+    /// comparison.
+    static LAST_NAMES: std::cell::RefCell<Vec<Option<FreshCopy>>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// The thread's copy of `name`, a type or an attribute's name at place `at` of a
+/// JSON line: the copy handed out for the last line's at that place when it has the
+/// same text, else [`Known::get`]'s.
+pub(super) fn name_at(known: &Known, at: usize, name: &str) -> Arc<str> {
+    LAST_NAMES.with_borrow_mut(|last| {
+        if let Some(Some(copy)) = last.get_mut(at) {
+            if same(copy.text(), name) {
+                return copy.take();
+            }
+        }
+        let text = known.get(name);
+        if at < PLACES {
+            if last.len() <= at {
+                last.resize_with(at + 1, || None);
+            }
+            last[at] = Some(FreshCopy::from_arc(Arc::clone(&text)));
+        }
+        text
+    })
+}
+
 /// `s` as a string value: the thread's copy of a short value, or a new one.
 pub(super) fn shared_value(s: &str) -> Arc<str> {
     if s.len() > SHARED_VALUE_LEN {
