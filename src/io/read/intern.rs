@@ -196,7 +196,7 @@ impl Known {
 
 #[cfg(test)]
 mod tests {
-    use super::{local, same, shared_value};
+    use super::{local, name_at, same, shared_value, Known, PLACES};
     use crate::hint::FreshCopy;
     use proptest::prelude::*;
     use std::sync::Arc;
@@ -260,5 +260,30 @@ mod tests {
         assert!(same("", "") && !same("", "a"));
         let long = "a_name_longer_than_sixteen_bytes";
         assert!(same(long, long) && !same(long, "a_name_longer_than_sixteen_bytez"));
+    }
+
+    #[test]
+    fn names_found_at_their_place_keep_their_text() {
+        let known = {
+            let mut k = Known::default();
+            k.add("speed");
+            k
+        };
+        // Names alternating at one place, a known one and others; and places past the
+        // kept ones.
+        for (i, name) in ["speed", "iff", "speed", "speed", "a name longer than 32 bytes!!!!!"]
+            .iter()
+            .cycle()
+            .take(600)
+            .enumerate()
+        {
+            for at in [3, PLACES + 1] {
+                assert_eq!(&*name_at(&known, at, name), *name, "{i}");
+            }
+        }
+        // A name found at its place: the thread's copies, a fresh one every
+        // `FreshCopy::EVERY` times.
+        let want = 1_000usize.div_ceil(FreshCopy::EVERY as usize);
+        assert_eq!(copies(|| name_at(&known, 5, "course"), "course"), want);
     }
 }
