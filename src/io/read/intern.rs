@@ -271,11 +271,17 @@ mod tests {
         };
         // Names alternating at one place, a known one and others; and places past the
         // kept ones.
-        for (i, name) in ["speed", "iff", "speed", "speed", "a name longer than 32 bytes!!!!!"]
-            .iter()
-            .cycle()
-            .take(600)
-            .enumerate()
+        for (i, name) in [
+            "speed",
+            "iff",
+            "speed",
+            "speed",
+            "a name longer than 32 bytes!!!!!",
+        ]
+        .iter()
+        .cycle()
+        .take(600)
+        .enumerate()
         {
             for at in [3, PLACES + 1] {
                 assert_eq!(&*name_at(&known, at, name), *name, "{i}");

@@ -1,6 +1,6 @@
 //! [`Lines`]: the line reader, with its cap on the line length and its line numbers.
 
-use std::io::{self, BufRead, Read};
+use std::io::{self, BufRead};
 
 use super::LineError;
 
@@ -38,24 +38,41 @@ impl<R: BufRead> Lines<R> {
     #[allow(clippy::type_complexity)]
     pub fn next_line(&mut self) -> Option<io::Result<(u64, Result<&[u8], LineError>)>> {
         self.buf.clear();
-        let limit = u64::try_from(self.max)
-            .unwrap_or(u64::MAX)
-            .saturating_add(1);
-        let n = match Read::take(&mut self.reader, limit).read_until(b'\n', &mut self.buf) {
-            Ok(n) => n,
-            Err(e) => return Some(Err(e)),
-        };
-        if n == 0 {
+        // Bytes of this line taken from the reader, its newline included.
+        let mut taken = 0;
+        loop {
+            let available = match self.reader.fill_buf() {
+                Ok(available) => available,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => {
+                    // As far as it was read, the line counts (when it was too long).
+                    self.line += u64::from(self.buf.len() > self.max);
+                    return Some(Err(e));
+                }
+            };
+            if available.is_empty() {
+                break;
+            }
+            let (end, newline) = match memchr::memchr(b'\n', available) {
+                Some(i) => (i, true),
+                None => (available.len(), false),
+            };
+            // At most one byte past the cap is kept: enough to know the line too long.
+            let keep = end.min((self.max + 1).saturating_sub(self.buf.len()));
+            self.buf.extend_from_slice(&available[..keep]);
+            let used = end + usize::from(newline);
+            self.reader.consume(used);
+            taken += used;
+            if newline {
+                break;
+            }
+        }
+        if taken == 0 {
             return None;
         }
         self.line += 1;
-        if self.buf.last() == Some(&b'\n') {
-            self.buf.pop();
-        } else if self.buf.len() > self.max {
+        if self.buf.len() > self.max {
             self.buf.clear();
-            if let Err(e) = self.reader.skip_until(b'\n') {
-                return Some(Err(e));
-            }
             return Some(Ok((self.line, Err(LineError::TooLong { max: self.max }))));
         }
         Some(Ok((self.line, Ok(self.buf.as_slice()))))

@@ -606,6 +606,38 @@ fn lines_cap_and_numbers() {
     );
 }
 
+proptest::proptest! {
+    /// Lines as splitting the input at each newline gives them (the last one only when
+    /// it is not empty), whatever the reader's buffer size.
+    #[test]
+    fn lines_as_split_at_newlines(
+        input in proptest::collection::vec(proptest::sample::select(b"ab\r\n".to_vec()), 0..40),
+        max in 0usize..6,
+        capacity in 1usize..9,
+    ) {
+        let mut want: Vec<(u64, Result<Vec<u8>, LineError>)> = Vec::new();
+        let mut pieces: Vec<&[u8]> = input.split(|&b| b == b'\n').collect();
+        if pieces.last().is_some_and(|p| p.is_empty()) {
+            pieces.pop();
+        }
+        for (i, piece) in pieces.iter().enumerate() {
+            let line = if piece.len() > max {
+                Err(LineError::TooLong { max })
+            } else {
+                Ok(piece.to_vec())
+            };
+            want.push((i as u64 + 1, line));
+        }
+        let mut r = Lines::new(std::io::BufReader::with_capacity(capacity, &input[..]), max);
+        let mut got = Vec::new();
+        while let Some(item) = r.next_line() {
+            let (n, line) = item.expect("no I/O error");
+            got.push((n, line.map(<[u8]>::to_vec)));
+        }
+        proptest::prop_assert_eq!(got, want);
+    }
+}
+
 #[test]
 fn lines_skip_long_line_without_buffering_it() {
     let mut input = vec![b'a'; 5_000_000];
