@@ -33,7 +33,8 @@
 //!
 //! The files: `lines.rs` reads lines, `reader.rs` holds [`EventReader`] and
 //! [`StreamParser`], `parser.rs` [`LineParser`], `json.rs` and `csv.rs` the two
-//! formats, `fields.rs` the field rules they share, `mapping.rs` the
+//! formats (`flat.rs` the fast path of JSON Lines, for lines of plain scalars),
+//! `fields.rs` the field rules they share, `mapping.rs` the
 //! [`FieldMap`], `intern.rs` the sharing of
 //! repeated strings, `error.rs` the errors.
 
