@@ -26,7 +26,7 @@ pub(super) struct Tally {
     /// Events the detector refused as late.
     pub(super) late: u64,
     /// Each output's place in `per_output`, filled as detections come.
-    pub(super) index: FxHashMap<Arc<str>, usize>,
+    pub(super) index: OutputIndex,
     /// Nets reloaded.
     pub(super) reloads: u64,
     /// What the net in force was loaded from, for checkpoints.
@@ -37,20 +37,47 @@ impl Tally {
     /// Counts `batch` under its outputs.
     fn count(&mut self, outputs: &[String], batch: &[Detection]) {
         for d in batch {
-            let i = match self.index.get(&d.event) {
-                Some(&i) => Some(i),
-                None => {
-                    let i = outputs.iter().position(|o| **o == *d.event);
-                    if let Some(i) = i {
-                        self.index.insert(d.event.clone(), i);
-                    }
-                    i
-                }
-            };
-            if let Some(i) = i {
+            if let Some(i) = self.index.place(outputs, &d.event) {
                 self.per_output[i] += 1;
             }
         }
+    }
+}
+
+/// Each output's place in the net's list of outputs, filled as detections come. The
+/// last one found is tried first, by address and then by text: a batch's detections
+/// are mostly of one output, and a hash of its name cost about a hundred
+/// instructions a detection.
+#[derive(Default)]
+pub(super) struct OutputIndex {
+    places: FxHashMap<Arc<str>, usize>,
+    last: Option<(Arc<str>, usize)>,
+}
+
+impl OutputIndex {
+    /// Forgets every place (the net's outputs have changed).
+    pub(super) fn clear(&mut self) {
+        self.places.clear();
+        self.last = None;
+    }
+
+    /// The place of output `name` among `outputs`, if it is one.
+    fn place(&mut self, outputs: &[String], name: &Arc<str>) -> Option<usize> {
+        if let Some((last, i)) = &self.last {
+            if Arc::ptr_eq(last, name) || **last == **name {
+                return Some(*i);
+            }
+        }
+        let i = match self.places.get(name) {
+            Some(&i) => i,
+            None => {
+                let i = outputs.iter().position(|o| **o == **name)?;
+                self.places.insert(Arc::clone(name), i);
+                i
+            }
+        };
+        self.last = Some((Arc::clone(name), i));
+        Some(i)
     }
 }
 

@@ -16,7 +16,6 @@ mod report;
 mod spare;
 mod writer;
 
-use rustc_hash::FxHashMap;
 use std::io;
 use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
@@ -168,7 +167,7 @@ fn start_or_resume(
             Tally {
                 per_output: vec![0; outputs.len()],
                 late: 0,
-                index: FxHashMap::default(),
+                index: detect::OutputIndex::default(),
                 reloads: 0,
                 source: net.source().clone(),
             },
@@ -206,7 +205,7 @@ fn start_or_resume(
     let mut tally = Tally {
         per_output: c.per_output,
         late: c.late_in_detector,
-        index: FxHashMap::default(),
+        index: detect::OutputIndex::default(),
         reloads: 0,
         source: restored_with.source().clone(),
     };
