@@ -28,6 +28,7 @@ pub(super) enum Role {
 
 impl LineParser {
     /// Applies one field's value to the event being built.
+    #[inline(always)]
     pub(super) fn apply(
         &self,
         partial: &mut Partial,
@@ -213,6 +214,7 @@ impl Role {
 }
 
 /// The special meaning of a field name, if it has one.
+#[inline(always)]
 pub(super) fn role_of(name: &str, axes: (&str, &str)) -> Option<Role> {
     use super::intern::same;
     // Byte by byte, so that no call compares memory.

@@ -53,6 +53,7 @@ thread_local! {
 /// The thread's copy of `name`, a type or an attribute's name at place `at` of a
 /// JSON line: the copy handed out for the last line's at that place when it has the
 /// same text, else [`Known::get`]'s.
+#[inline(always)]
 pub(super) fn name_at(known: &Known, at: usize, name: &str) -> Arc<str> {
     LAST_NAMES.with_borrow_mut(|last| {
         if let Some(Some(copy)) = last.get_mut(at) {

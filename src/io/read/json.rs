@@ -237,6 +237,7 @@ struct Fields {
 
 /// Applies one field's value `value`, as `kind` (named `name`); `false` with the
 /// error in `ctx` when the field is a duplicate or its value bad.
+#[inline(always)]
 fn take(
     parser: &LineParser,
     ctx: &mut Ctx,
