@@ -1,7 +1,12 @@
 //! A detection's JSON Lines object, formatted straight into a byte buffer: numbers with
 //! `itoa` and `zmij` (the shortest text that reads back as the same `f64`, as
 //! `serde_json` writes them), strings escaped by `serde_json`, and event times, the
-//! numbers every line has, from their whole microseconds.
+//! numbers every line has, from their whole microseconds, made on the stack and
+//! copied as one block. A line's opening (`{`, the output, the time, the location) is
+//! copied from the line before when they are the same, as they are for the many
+//! detections one event completes at once.
+
+use std::sync::Arc;
 
 use serde::Serializer;
 
@@ -33,6 +38,11 @@ pub(super) struct Object<'a> {
 impl<'a> Object<'a> {
     pub(super) fn new(buf: &'a mut Vec<u8>) -> Object<'a> {
         Object { buf, open: false }
+    }
+
+    /// The object whose `{` and first fields `buf` ends with already.
+    fn continuing(buf: &'a mut Vec<u8>) -> Object<'a> {
+        Object { buf, open: true }
     }
 
     pub(super) fn close(self) {
@@ -92,6 +102,12 @@ impl Sink for Sorted {
 /// Writes `event`, `time`, the location under `location`'s two keys (`"x":`,
 /// `"y":`), and `ids`: the fields before `seq`.
 pub(super) fn head(out: &mut impl Sink, d: &Detection, location: (&'static str, &'static str)) {
+    opening(out, d, location);
+    ids(out, d);
+}
+
+/// Writes `event`, `time` and the location.
+fn opening(out: &mut impl Sink, d: &Detection, location: (&'static str, &'static str)) {
     string(out.field(key!("event")), &d.event);
     let buf = out.field(key!("time"));
     match &d.time_text {
@@ -102,6 +118,10 @@ pub(super) fn head(out: &mut impl Sink, d: &Detection, location: (&'static str, 
         float(out.field(location.0), p.x);
         float(out.field(location.1), p.y);
     }
+}
+
+/// Writes `ids`.
+fn ids(out: &mut impl Sink, d: &Detection) {
     let buf = out.field(key!("ids"));
     buf.push(b'[');
     for (i, id) in d.ids().enumerate() {
@@ -109,18 +129,82 @@ pub(super) fn head(out: &mut impl Sink, d: &Detection, location: (&'static str, 
             buf.push(b',');
         }
         match id {
-            Id::Int(v) => buf.extend_from_slice(itoa::Buffer::new().format(*v).as_bytes()),
-            Id::UInt(v) => buf.extend_from_slice(itoa::Buffer::new().format(*v).as_bytes()),
+            Id::Int(v) => int(buf, *v),
+            Id::UInt(v) => uint(buf, *v),
             Id::Str(v) => string(buf, v),
         }
     }
     buf.push(b']');
 }
 
+/// Opens a JSON Lines object on `buf` and writes its fields before `seq`, as
+/// [`head`] does; `{` and the fields before `ids` are copied from the last line this
+/// thread wrote when `d` has its output, time and location. A `Count` completing
+/// many sets at one event, or a `Seq` many pairs, writes a run of such lines.
+pub(super) fn line_head<'a>(
+    buf: &'a mut Vec<u8>,
+    d: &Detection,
+    location: (&'static str, &'static str),
+) -> Object<'a> {
+    LAST_OPENING.with_borrow_mut(|last| {
+        if !last.is_for(d, location) {
+            last.text.clear();
+            opening(&mut Object::new(&mut last.text), d, location);
+            last.remember(d, location);
+        }
+        buf.extend_from_slice(&last.text);
+    });
+    let mut line = Object::continuing(buf);
+    ids(&mut line, d);
+    line
+}
+
+thread_local! {
+    /// The opening of the last JSON Lines object this thread wrote.
+    static LAST_OPENING: std::cell::RefCell<Opening> = std::cell::RefCell::default();
+}
+
+/// A line's `{` and fields before `ids`, and what they were written from.
+#[derive(Default)]
+struct Opening {
+    /// `None` until a line is written.
+    event: Option<Arc<str>>,
+    time: i64,
+    time_text: Option<Arc<str>>,
+    /// The location's bits.
+    location: Option<(u64, u64)>,
+    keys: (&'static str, &'static str),
+    text: Vec<u8>,
+}
+
+impl Opening {
+    /// Whether `text` is `d`'s opening.
+    fn is_for(&self, d: &Detection, keys: (&'static str, &'static str)) -> bool {
+        let same_text = |a: &Arc<str>, b: &Arc<str>| Arc::ptr_eq(a, b) || a == b;
+        self.event.as_ref().is_some_and(|e| same_text(e, &d.event))
+            && self.time == d.time.micros()
+            && match (&self.time_text, &d.time_text) {
+                (None, None) => true,
+                (Some(a), Some(b)) => same_text(a, b),
+                _ => false,
+            }
+            && self.location == d.location.map(|p| (p.x.to_bits(), p.y.to_bits()))
+            && self.keys == keys
+    }
+
+    /// Notes that `text` is now `d`'s opening.
+    fn remember(&mut self, d: &Detection, keys: (&'static str, &'static str)) {
+        self.event = Some(Arc::clone(&d.event));
+        self.time = d.time.micros();
+        self.time_text.clone_from(&d.time_text);
+        self.location = d.location.map(|p| (p.x.to_bits(), p.y.to_bits()));
+        self.keys = keys;
+    }
+}
+
 /// Writes `seq`.
 pub(super) fn seq(out: &mut impl Sink, seq: u64) {
-    out.field(key!("seq"))
-        .extend_from_slice(itoa::Buffer::new().format(seq).as_bytes());
+    uint(out.field(key!("seq")), seq);
 }
 
 /// Writes `start` and the operator's own fields: those after `seq`.
@@ -141,9 +225,7 @@ pub(super) fn tail(out: &mut impl Sink, d: &Detection) {
         Detail::None => {}
         Detail::Zone(z) => string(out.field(key!("zone")), z),
         Detail::Distance(x) => float(out.field(key!("distance")), *x),
-        Detail::Ticks(n) => out
-            .field(key!("ticks"))
-            .extend_from_slice(itoa::Buffer::new().format(*n).as_bytes()),
+        Detail::Ticks(n) => uint(out.field(key!("ticks")), *n),
         Detail::Transition { phase, key, .. } => {
             match phase {
                 Phase::Start => string(out.field(key!("phase")), "start"),
@@ -205,12 +287,10 @@ pub(super) fn time(buf: &mut Vec<u8>, t: Timestamp) {
     if !(1..PLAIN_BELOW_SECS).contains(&secs) {
         return float(buf, t.as_secs_f64());
     }
-    // Made whole on the stack and copied once: at most ten digits, a point, six.
-    let mut text = [0u8; 17];
-    let mut itoa = itoa::Buffer::new();
-    let whole = itoa.format(secs).as_bytes();
-    let mut n = whole.len();
-    text[..n].copy_from_slice(whole);
+    // Made on the stack: at most ten digits, ending at `DIGITS_END`, a point, six.
+    let mut text = [0u8; 2 * DIGITS_END];
+    let start = digits_before(&mut text, secs as u64);
+    let mut n = DIGITS_END;
     text[n] = b'.';
     n += 1;
     // The six digits of the microseconds, two at a time, less their trailing zeros
@@ -226,8 +306,57 @@ pub(super) fn time(buf: &mut Vec<u8>, t: Timestamp) {
         g /= 10;
         zeros += 1;
     }
-    let end = n + 6 - zeros;
-    buf.extend_from_slice(&text[..end]);
+    block(buf, &text, start, n + 6 - zeros - start);
+}
+
+/// Writes `v`.
+fn uint(buf: &mut Vec<u8>, v: u64) {
+    buf.extend_from_slice(itoa::Buffer::new().format(v).as_bytes());
+}
+
+/// Writes `v`.
+fn int(buf: &mut Vec<u8>, v: i64) {
+    buf.extend_from_slice(itoa::Buffer::new().format(v).as_bytes());
+}
+
+/// Where [`digits_before`] ends a number: room for a `u64`'s 20 digits before it,
+/// and for as many bytes after.
+const DIGITS_END: usize = 20;
+
+/// Writes `v` in decimal, ending at [`DIGITS_END`] in `text`; where it starts.
+#[inline]
+fn digits_before(text: &mut [u8; 2 * DIGITS_END], mut v: u64) -> usize {
+    let mut start = DIGITS_END;
+    while v >= 100 {
+        let at = 2 * (v % 100) as usize;
+        v /= 100;
+        start -= 2;
+        text[start..start + 2].copy_from_slice(&PAIRS[at..at + 2]);
+    }
+    if v >= 10 {
+        let at = 2 * v as usize;
+        start -= 2;
+        text[start..start + 2].copy_from_slice(&PAIRS[at..at + 2]);
+    } else {
+        start -= 1;
+        text[start] = b'0' + v as u8;
+    }
+    start
+}
+
+/// Appends `text[start..start + len]` (`len` at most [`DIGITS_END`]): the
+/// `DIGITS_END` bytes from `start` copied as one block of a size known here (a few
+/// moves), then cut, rather than a copy of a length known only at run time.
+#[inline]
+fn block(buf: &mut Vec<u8>, text: &[u8; 2 * DIGITS_END], start: usize, len: usize) {
+    let keep = buf.len() + len.min(DIGITS_END);
+    if let Some(window) = text
+        .get(start..)
+        .and_then(<[u8]>::first_chunk::<DIGITS_END>)
+    {
+        buf.extend_from_slice(window);
+    }
+    buf.truncate(keep);
 }
 
 /// The decimal digits of 0 to 99, two bytes each.
@@ -247,7 +376,7 @@ const PAIRS: [u8; 200] = {
 fn plain(buf: &mut Vec<u8>, v: &Value) {
     match v {
         Value::Num(n) if n.fract() == 0.0 && n.abs() < 9_007_199_254_740_992.0 => {
-            buf.extend_from_slice(itoa::Buffer::new().format(*n as i64).as_bytes())
+            int(buf, *n as i64)
         }
         Value::Num(n) => float(buf, *n),
         Value::Str(t) => string(buf, t),
@@ -300,6 +429,84 @@ mod tests {
         ] {
             assert_eq!(via_time(micros), via_float(micros), "{micros} µs");
         }
+    }
+
+    fn written(write: impl FnOnce(&mut Vec<u8>)) -> String {
+        let mut b = Vec::new();
+        write(&mut b);
+        String::from_utf8(b).unwrap()
+    }
+
+    /// The line `append` writes, its opening copied from the last line when it can
+    /// be, is the line written afresh, whatever changes from one detection to the
+    /// next: the output, the time, its text, the location, the location's keys.
+    #[test]
+    fn a_line_from_the_last_opening_is_the_line_written_afresh() {
+        use crate::io::write::JsonLines;
+        use crate::{Detector, Event, Net, Space};
+
+        let net = Net::from_ron(
+            "n.ron",
+            r#"Net(events: {"a": Atomic(type: "A"), "b": Atomic(type: "B"),
+                  "ab": Seq(of: ["a", "b"], within: 2.0, context: Unrestricted)}, outputs: ["a", "ab"])"#,
+        )
+        .unwrap();
+        let mut detector = Detector::new(&net);
+        let mut seed: u64 = 11;
+        let mut next = move |n: u64| {
+            seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+            (seed >> 33) % n
+        };
+        let (mut lines, mut time, mut kinds) = (0, 1_700_000_000_000_000i64, [0; 2]);
+        // Lines whose opening is the line before's: those copied.
+        let (mut shared, mut before) = (0, None);
+        for id in 0..400i64 {
+            // Runs of events at one time and place, so that detections share openings.
+            time += [0, 0, 1, 250_000, 1_000_000][next(5) as usize];
+            let kind = if next(3) == 0 { "A" } else { "B" };
+            let mut e = Event::new(id, kind, Timestamp::from_micros(time).unwrap());
+            match next(4) {
+                0 => {}
+                n => e = e.at(n as f64 * 0.5, 2.0),
+            }
+            // The time as text, at times in two forms of one instant.
+            let text = e.time.to_rfc3339();
+            e.time_text = match next(4) {
+                0 => Some(text.into()),
+                1 => Some(text.replace('Z', "+00:00").into()),
+                _ => None,
+            };
+            for d in detector.push(e).unwrap() {
+                kinds[usize::from(&*d.event == "ab")] += 1;
+                let space = if next(2) == 0 {
+                    Space::Planar
+                } else {
+                    Space::Wgs84
+                };
+                let writer = JsonLines::new(space);
+                let opening = written(|b| opening(&mut Object::new(b), &d, writer.location()));
+                shared += usize::from(before.as_ref() == Some(&opening));
+                before = Some(opening);
+                let afresh = written(|b| {
+                    let mut line = Object::new(b);
+                    head(&mut line, &d, writer.location());
+                    seq(&mut line, d.seq);
+                    tail(&mut line, &d);
+                    line.close();
+                    b.push(b'\n');
+                });
+                assert_eq!(written(|b| writer.append(b, &d)), afresh);
+                lines += 1;
+            }
+        }
+        assert!(
+            lines > 600 && kinds[0] > 100 && kinds[1] > 300,
+            "{lines} {kinds:?}"
+        );
+        assert!(
+            shared > 100,
+            "{shared} of {lines} lines open as the line before"
+        );
     }
 
     proptest! {

@@ -76,8 +76,7 @@ impl JsonLines {
     /// ```
     pub fn append(&self, buf: &mut Vec<u8>, d: &Detection) {
         buf.reserve(256);
-        let mut line = Object::new(buf);
-        format::head(&mut line, d, self.location());
+        let mut line = format::line_head(buf, d, self.location());
         format::seq(&mut line, d.seq);
         format::tail(&mut line, d);
         line.close();
