@@ -607,6 +607,44 @@ fn lines_cap_and_numbers() {
 }
 
 proptest::proptest! {
+    /// An attribute named twice is reported at its second naming, whatever the
+    /// attributes before it, their number (a scan, then a set past sixteen), names
+    /// alike in length and ends, `null` values, and either reading of the line (the
+    /// fast path, or `serde_json`'s for a line with an escape).
+    #[test]
+    fn an_attribute_named_twice_is_a_duplicate(
+        fields in proptest::collection::vec(
+            (
+                proptest::sample::select(vec!["a", "b", "ab", "ba", "aab", "abb", "axb", "ayb", "speed", "sped", "kind", "knd"]),
+                proptest::bool::ANY,
+            ),
+            0..24,
+        ),
+        escaped in proptest::bool::ANY,
+    ) {
+        let mut line = String::from(r#"{"id":1,"time":0"#);
+        if escaped {
+            line.push_str(r#","zz":"\u0041""#);
+        }
+        let mut given: Vec<&str> = Vec::new();
+        let mut want = None;
+        for (i, &(name, null)) in fields.iter().enumerate() {
+            if null {
+                line.push_str(&format!(r#","{name}":null"#));
+            } else {
+                line.push_str(&format!(r#","{name}":{i}"#));
+            }
+            if want.is_none() && given.contains(&name) {
+                want = Some(format!("duplicate field `{name}`"));
+            }
+            given.push(name);
+        }
+        line.push('}');
+        proptest::prop_assert_eq!(json(&line).err().map(|e| e.to_string()), want, "{}", line);
+    }
+}
+
+proptest::proptest! {
     /// Lines as splitting the input at each newline gives them (the last one only when
     /// it is not empty), whatever the reader's buffer size.
     #[test]
