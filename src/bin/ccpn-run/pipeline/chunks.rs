@@ -22,12 +22,21 @@ use crossbeam_channel::{bounded, Receiver, Sender};
 use ccpn::io::read::{BadLine, LineParser, Lines, Record, StreamParser};
 use ccpn::Event;
 
-/// Lines per chunk.
+/// Lines per chunk at most.
 const CHUNK_LINES: usize = 2048;
 
-/// The text a new chunk makes room for, per line (an AIS report or an event of a few
-/// attributes is about that long; a chunk of longer lines grows its text).
-const TEXT_PER_LINE: usize = 128;
+/// Text per chunk at most: the line that reaches it ends the chunk. The parser
+/// thread's time on a chunk goes with its text, and bursts of 350 KB (2,048 lines of
+/// the threat stream) made the threat net 4–9 % slower at the median than chunks of
+/// 1,024 lines in three of four series of 20–30 interleaved pairs (the fourth, in a
+/// slow hour, 1 %), likely by taking more of the detector's core; halving the chunks
+/// of short lines (the uniform stream's 89 bytes) cost its floor 1–8 %, so the bound
+/// is on the text (docs/performance.md, *Chunks bounded by their text*).
+const CHUNK_BYTES: usize = 192 << 10;
+
+/// The text a new chunk makes room for beyond [`CHUNK_BYTES`]: the line that
+/// reaches it (a longer line grows the chunk's text).
+const TEXT_SLACK: usize = 4 << 10;
 
 /// Chunks queued for the parser thread at most.
 const QUEUED: usize = 2;
@@ -91,8 +100,9 @@ pub(super) enum Line<'a> {
 }
 
 impl Chunk {
-    /// Reads up to [`CHUNK_LINES`] lines into the chunk (emptied first), learning
-    /// the format with `stream`; `parser` keeps the input's parser once it is known.
+    /// Reads up to [`CHUNK_LINES`] lines or [`CHUNK_BYTES`] of text into the chunk
+    /// (emptied first), learning the format with `stream`; `parser` keeps the input's
+    /// parser once it is known.
     pub(super) fn fill<R: BufRead>(
         &mut self,
         lines: &mut Lines<R>,
@@ -108,8 +118,8 @@ impl Chunk {
         // kernel zeroes, for every one).
         self.slots.reserve(CHUNK_LINES);
         self.events.reserve(CHUNK_LINES);
-        self.text.reserve(CHUNK_LINES * TEXT_PER_LINE);
-        while self.slots.len() < CHUNK_LINES {
+        self.text.reserve(CHUNK_BYTES + TEXT_SLACK);
+        while self.slots.len() < CHUNK_LINES && self.text.len() < CHUNK_BYTES {
             let before = lines.line_number();
             let (number, line) = match lines.next_line() {
                 None => {
