@@ -13,6 +13,17 @@ use support::*;
 /// About 2 MiB of events for the benchmark net, with bad, blank, too long, late and
 /// unlocated lines among them.
 fn messy_input() -> String {
+    messy_input_with_notes(0)
+}
+
+/// [`messy_input`] with a `note` of `note` bytes on each ordinary line: lines long
+/// enough that a chunk ends at its text's bound before its count of lines.
+fn messy_input_with_notes(note: usize) -> String {
+    let note = if note == 0 {
+        String::new()
+    } else {
+        format!(",\"note\":\"{}\"", "n".repeat(note))
+    };
     let mut out = String::new();
     let mut seed: u64 = 7;
     let mut next = move || {
@@ -37,7 +48,7 @@ fn messy_input() -> String {
             17 => format!("{{\"id\":{i},\"time\":{t},\"ship\":\"{}\"}}", "x".repeat(400)),
             18 => format!("{{\"id\":{i},\"time\":{t},\"x\":1}}"),
             _ => format!(
-                "{{\"id\":{i},\"type\":\"{kind}\",\"time\":{t},\"x\":{x}.5,\"y\":{y},\"ship\":\"s{}\",\"speed\":{}}}",
+                "{{\"id\":{i},\"type\":\"{kind}\",\"time\":{t},\"x\":{x}.5,\"y\":{y},\"ship\":\"s{}\",\"speed\":{}{note}}}",
                 next() % 200,
                 next() % 40
             ),
@@ -71,8 +82,11 @@ fn both(input: &str, flags: &[&str]) -> [(Output, Vec<u8>); 2] {
 }
 
 fn same(flags: &[&str]) {
-    let input = messy_input();
-    let [(file, file_side), (stdin, stdin_side)] = both(&input, flags);
+    same_on(&messy_input(), flags);
+}
+
+fn same_on(input: &str, flags: &[&str]) {
+    let [(file, file_side), (stdin, stdin_side)] = both(input, flags);
     assert_eq!(file.status.code(), stdin.status.code(), "{flags:?}");
     assert_eq!(text(&file.stderr), text(&stdin.stderr), "{flags:?}");
     assert!(file.stdout == stdin.stdout, "{flags:?}: detections differ");
@@ -106,4 +120,13 @@ fn checkpoints_mark_the_same_positions() {
         "--max-delay",
         "1",
     ]);
+}
+
+#[test]
+fn chunks_ended_by_their_text_read_alike() {
+    // Lines of about 250 bytes: a chunk reaches its bound on text (192 KiB) after
+    // some 800 lines, well before its 2,048.
+    let input = messy_input_with_notes(160);
+    assert!(input.len() > 5 << 20);
+    same_on(&input, &["--max-delay", "0.1", "--late", "@"]);
 }
