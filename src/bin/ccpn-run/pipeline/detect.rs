@@ -45,9 +45,9 @@ impl Tally {
 }
 
 /// Each output's place in the net's list of outputs, filled as detections come. The
-/// last one found is tried first, by address and then by text: a batch's detections
-/// are mostly of one output, and a hash of its name cost about a hundred
-/// instructions a detection.
+/// last one found is tried first, by address and then by text (its address kept
+/// when the text matches): a batch's detections are mostly of one output, and a hash
+/// of its name cost about a hundred instructions a detection.
 #[derive(Default)]
 pub(super) struct OutputIndex {
     places: FxHashMap<Arc<str>, usize>,
@@ -63,8 +63,14 @@ impl OutputIndex {
 
     /// The place of output `name` among `outputs`, if it is one.
     fn place(&mut self, outputs: &[String], name: &Arc<str>) -> Option<usize> {
-        if let Some((last, i)) = &self.last {
-            if Arc::ptr_eq(last, name) || **last == **name {
+        if let Some((last, i)) = &mut self.last {
+            if Arc::ptr_eq(last, name) {
+                return Some(*i);
+            }
+            if **last == **name {
+                // A fresh copy of the same name (the detector renews its copies now
+                // and then): known by its address from now on.
+                *last = Arc::clone(name);
                 return Some(*i);
             }
         }
@@ -215,4 +221,37 @@ fn checkpoint(
     detections
         .send(ToWriter::Checkpoint(checkpoint.encode()))
         .is_ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn outputs() -> Vec<String> {
+        vec!["near".to_owned(), "three".to_owned()]
+    }
+
+    #[test]
+    fn an_output_is_found_by_its_name_whatever_the_copy() {
+        let outputs = outputs();
+        let mut index = OutputIndex::default();
+        let three: Arc<str> = Arc::from("three");
+        assert_eq!(index.place(&outputs, &three), Some(1));
+        assert_eq!(index.place(&outputs, &three), Some(1));
+        // A fresh copy of the same name: found by its text, then kept by address.
+        let again: Arc<str> = Arc::from("three");
+        assert_eq!(index.place(&outputs, &again), Some(1));
+        assert!(index
+            .last
+            .as_ref()
+            .is_some_and(|(l, _)| Arc::ptr_eq(l, &again)));
+        assert_eq!(index.place(&outputs, &Arc::from("near")), Some(0));
+        assert_eq!(index.place(&outputs, &three), Some(1));
+        // A name the net does not output has no place, and leaves the last one.
+        assert_eq!(index.place(&outputs, &Arc::from("thre")), None);
+        assert_eq!(index.place(&outputs, &again), Some(1));
+        index.clear();
+        assert!(index.last.is_none() && index.places.is_empty());
+        assert_eq!(index.place(&["three".to_owned()], &again), Some(0));
+    }
 }
