@@ -129,8 +129,8 @@ fn ids(out: &mut impl Sink, d: &Detection) {
             buf.push(b',');
         }
         match id {
-            Id::Int(v) => int(buf, *v),
-            Id::UInt(v) => uint(buf, *v),
+            Id::Int(v) => integer(buf, *v),
+            Id::UInt(v) => integer(buf, *v),
             Id::Str(v) => string(buf, v),
         }
     }
@@ -204,7 +204,7 @@ impl Opening {
 
 /// Writes `seq`.
 pub(super) fn seq(out: &mut impl Sink, seq: u64) {
-    uint(out.field(key!("seq")), seq);
+    integer(out.field(key!("seq")), seq);
 }
 
 /// Writes `start` and the operator's own fields: those after `seq`.
@@ -225,7 +225,7 @@ pub(super) fn tail(out: &mut impl Sink, d: &Detection) {
         Detail::None => {}
         Detail::Zone(z) => string(out.field(key!("zone")), z),
         Detail::Distance(x) => float(out.field(key!("distance")), *x),
-        Detail::Ticks(n) => uint(out.field(key!("ticks")), *n),
+        Detail::Ticks(n) => integer(out.field(key!("ticks")), *n),
         Detail::Transition { phase, key, .. } => {
             match phase {
                 Phase::Start => string(out.field(key!("phase")), "start"),
@@ -310,37 +310,22 @@ pub(super) fn time(buf: &mut Vec<u8>, t: Timestamp) {
 }
 
 /// Writes `v`.
-fn uint(buf: &mut Vec<u8>, v: u64) {
+fn integer(buf: &mut Vec<u8>, v: impl itoa::Integer) {
     buf.extend_from_slice(itoa::Buffer::new().format(v).as_bytes());
 }
 
-/// Writes `v`.
-fn int(buf: &mut Vec<u8>, v: i64) {
-    buf.extend_from_slice(itoa::Buffer::new().format(v).as_bytes());
-}
-
-/// Where [`digits_before`] ends a number: room for a `u64`'s 20 digits before it,
-/// and for as many bytes after.
+/// Where a time's whole seconds end in its text on the stack: room for a `u64`'s 20
+/// digits before it, and for as many bytes after.
 const DIGITS_END: usize = 20;
 
-/// Writes `v` in decimal, ending at [`DIGITS_END`] in `text`; where it starts.
+/// Writes `v` in decimal (by `itoa`), ending at [`DIGITS_END`] in `text`; where it
+/// starts.
 #[inline]
-fn digits_before(text: &mut [u8; 2 * DIGITS_END], mut v: u64) -> usize {
-    let mut start = DIGITS_END;
-    while v >= 100 {
-        let at = 2 * (v % 100) as usize;
-        v /= 100;
-        start -= 2;
-        text[start..start + 2].copy_from_slice(&PAIRS[at..at + 2]);
-    }
-    if v >= 10 {
-        let at = 2 * v as usize;
-        start -= 2;
-        text[start..start + 2].copy_from_slice(&PAIRS[at..at + 2]);
-    } else {
-        start -= 1;
-        text[start] = b'0' + v as u8;
-    }
+fn digits_before(text: &mut [u8; 2 * DIGITS_END], v: u64) -> usize {
+    let mut itoa = itoa::Buffer::new();
+    let digits = itoa.format(v).as_bytes();
+    let start = DIGITS_END - digits.len();
+    text[start..DIGITS_END].copy_from_slice(digits);
     start
 }
 
@@ -376,7 +361,7 @@ const PAIRS: [u8; 200] = {
 fn plain(buf: &mut Vec<u8>, v: &Value) {
     match v {
         Value::Num(n) if n.fract() == 0.0 && n.abs() < 9_007_199_254_740_992.0 => {
-            int(buf, *n as i64)
+            integer(buf, *n as i64)
         }
         Value::Num(n) => float(buf, *n),
         Value::Str(t) => string(buf, t),
