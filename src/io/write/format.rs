@@ -188,7 +188,7 @@ impl Opening {
                 (Some(a), Some(b)) => same_text(a, b),
                 _ => false,
             }
-            && self.location == d.location.map(|p| (p.x.to_bits(), p.y.to_bits()))
+            && self.location == location_bits(d)
             && self.keys == keys
     }
 
@@ -197,9 +197,14 @@ impl Opening {
         self.event = Some(Arc::clone(&d.event));
         self.time = d.time.micros();
         self.time_text.clone_from(&d.time_text);
-        self.location = d.location.map(|p| (p.x.to_bits(), p.y.to_bits()));
+        self.location = location_bits(d);
         self.keys = keys;
     }
+}
+
+/// `d`'s location as bits: the same bits write the same text.
+fn location_bits(d: &Detection) -> Option<(u64, u64)> {
+    d.location.map(|p| (p.x.to_bits(), p.y.to_bits()))
 }
 
 /// Writes `seq`.
