@@ -80,7 +80,9 @@ pub struct Detector {
     routed: Vec<(usize, Token)>,
     /// The counting indexes.
     counts: Vec<CountShared>,
-    /// Detections of the current step.
+    /// Where the current step's detections go: the caller's vector, taken for the
+    /// step (see [`Detector::emitting`]) so that each detection is written once, in
+    /// place; empty between steps.
     emitted: Vec<Detection>,
     /// The current step is an observed event's: it makes no detections.
     quiet: bool,
@@ -347,20 +349,23 @@ impl Detector {
         for &c in atomics.warm() {
             self.components[c].warm(&tok.term);
         }
-        // The atomic components read the type's source place first: fire them here
-        // rather than through the step's inbox (their consumers all come later).
-        atomics.each(&tok.term, |id| {
-            // An atomic component passes the events its filter matches: tested here,
-            // so that one that does not match costs no firing.
-            if let Component::Guard(Guard::Atomic(filter)) = &self.components[id] {
-                if filter.as_ref().is_none_or(|f| f.matches(&tok.term)) {
-                    self.pass(id, step, &tok);
+        self.emitting(out, |d| {
+            // The atomic components read the type's source place first: fire them
+            // here rather than through the step's inbox (their consumers all come
+            // later).
+            atomics.each(&tok.term, |id| {
+                // An atomic component passes the events its filter matches: tested
+                // here, so that one that does not match costs no firing.
+                if let Component::Guard(Guard::Atomic(filter)) = &d.components[id] {
+                    if filter.as_ref().is_none_or(|f| f.matches(&tok.term)) {
+                        d.pass(id, step, &tok);
+                    }
+                } else {
+                    d.fire(id, step, |u, cx, _| u.fire(0, &tok, cx));
                 }
-            } else {
-                self.fire(id, step, |u, cx, _| u.fire(0, &tok, cx));
-            }
+            });
+            d.run_step(step);
         });
-        self.run_step(step, out);
         (Ok(()), Left::Term(tok.term))
     }
 
@@ -509,24 +514,35 @@ impl Detector {
                 due.push(next);
             }
             let mut due = due.into_iter().peekable();
-            loop {
-                match (self.dirty.peek(), due.peek().copied()) {
-                    (Some(d), Some((c, _))) if d <= c => {
-                        self.run_component(step);
+            self.emitting(out, |d| {
+                loop {
+                    match (d.dirty.peek(), due.peek().copied()) {
+                        (Some(first), Some((c, _))) if first <= c => {
+                            d.run_component(step);
+                        }
+                        (_, Some((c, tag))) => {
+                            due.next();
+                            d.fire(c, step, |u, cx, _| u.tick(at, tag, bound, cx));
+                        }
+                        (Some(_), None) => {
+                            d.run_component(step);
+                        }
+                        (None, None) => break,
                     }
-                    (_, Some((c, tag))) => {
-                        due.next();
-                        self.fire(c, step, |u, cx, _| u.tick(at, tag, bound, cx));
-                    }
-                    (Some(_), None) => {
-                        self.run_component(step);
-                    }
-                    (None, None) => break,
                 }
-            }
-            self.held.clear();
-            out.append(&mut self.emitted);
+                d.held.clear();
+            });
         }
+    }
+
+    /// Runs `step` with the detections it makes appended to `out` as they are made:
+    /// `out` is the step's `emitted` while it runs.
+    #[inline]
+    fn emitting(&mut self, out: &mut Vec<Detection>, step: impl FnOnce(&mut Self)) {
+        debug_assert!(self.emitted.is_empty());
+        std::mem::swap(&mut self.emitted, out);
+        step(self);
+        std::mem::swap(&mut self.emitted, out);
     }
 }
 

@@ -130,10 +130,9 @@ impl Detector {
     }
 
     /// Fires every component that received tokens in this step, in topological order.
-    pub(super) fn run_step(&mut self, step: u64, out: &mut Vec<Detection>) {
+    pub(super) fn run_step(&mut self, step: u64) {
         while self.run_component(step) {}
         self.held.clear();
-        out.append(&mut self.emitted);
     }
 
     /// Fires the first component (in topological order) that received tokens in this
