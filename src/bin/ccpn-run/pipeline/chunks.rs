@@ -38,6 +38,11 @@ const CHUNK_BYTES: usize = 192 << 10;
 /// reaches it (a longer line grows the chunk's text).
 const TEXT_SLACK: usize = 4 << 10;
 
+/// The first chunks are smaller: chunk 0 has `CHUNK_LINES >> FIRST_HALVINGS` lines at
+/// most, each next one twice as many, so that the detector's first events are parsed
+/// soon after the run starts.
+const FIRST_HALVINGS: u64 = 3;
+
 /// Chunks queued for the parser thread at most.
 const QUEUED: usize = 2;
 
@@ -108,7 +113,9 @@ impl Chunk {
         lines: &mut Lines<R>,
         stream: &mut StreamParser,
         parser: &mut Option<Arc<LineParser>>,
+        place: u64,
     ) {
+        let max_lines = CHUNK_LINES >> FIRST_HALVINGS.saturating_sub(place);
         self.text.clear();
         self.slots.clear();
         self.events.clear();
@@ -119,7 +126,7 @@ impl Chunk {
         self.slots.reserve(CHUNK_LINES);
         self.events.reserve(CHUNK_LINES);
         self.text.reserve(CHUNK_BYTES + TEXT_SLACK);
-        while self.slots.len() < CHUNK_LINES && self.text.len() < CHUNK_BYTES {
+        while self.slots.len() < max_lines && self.text.len() < CHUNK_BYTES {
             let before = lines.line_number();
             let (number, line) = match lines.next_line() {
                 None => {

@@ -303,12 +303,12 @@ impl Reader {
         loop {
             if !ended {
                 let mut chunk = spare.pop().unwrap_or_default();
-                chunk.fill(&mut lines, &mut stream, &mut parser);
+                chunk.fill(&mut lines, &mut stream, &mut parser, read);
                 ended = chunk.end.is_some();
                 helper.parse(read, chunk);
                 read += 1;
             }
-            while read - taken > chunks::AHEAD || (ended && taken < read) {
+            while read - taken > chunks::AHEAD.min(taken) || (ended && taken < read) {
                 let mut chunk = helper.take(taken)?;
                 taken += 1;
                 let go_on = self.take_chunk(&mut chunk, &mut last, stop, replay)?;
