@@ -40,13 +40,16 @@ const TEXT_SLACK: usize = 4 << 10;
 
 /// The first chunks are smaller: chunk 0 has `CHUNK_LINES >> FIRST_HALVINGS` lines at
 /// most, each next one twice as many, so that the detector's first events are parsed
-/// soon after the run starts.
+/// soon after the run starts (they waited 2.4–3.9 ms for five full chunks to be read,
+/// 5–7 % of a 20,000-event run; docs/performance.md, *How far the targets are*).
 const FIRST_HALVINGS: u64 = 3;
 
 /// Chunks queued for the parser thread at most.
 const QUEUED: usize = 2;
 
-/// Chunks read ahead of the one the reader takes, at most.
+/// Chunks read ahead of the one the reader takes, at most (chunk `k` is taken once
+/// `min(k, AHEAD)` are read beyond it: the first at once, so that the detector's
+/// first events wait for one small chunk, not five).
 pub(super) const AHEAD: u64 = 4;
 
 /// Inputs smaller than this are parsed on the reader thread alone.
@@ -105,9 +108,10 @@ pub(super) enum Line<'a> {
 }
 
 impl Chunk {
-    /// Reads up to [`CHUNK_LINES`] lines or [`CHUNK_BYTES`] of text into the chunk
-    /// (emptied first), learning the format with `stream`; `parser` keeps the input's
-    /// parser once it is known.
+    /// Reads up to [`CHUNK_LINES`] lines (fewer for the first chunks: `place` is the
+    /// chunk's place in the input, see [`FIRST_HALVINGS`]) or [`CHUNK_BYTES`] of text
+    /// into the chunk (emptied first), learning the format with `stream`; `parser`
+    /// keeps the input's parser once it is known.
     pub(super) fn fill<R: BufRead>(
         &mut self,
         lines: &mut Lines<R>,
