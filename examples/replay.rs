@@ -9,9 +9,9 @@
 //! Prints, for each of RUNS runs (1 by default) on a new detector, the events, the
 //! detections, the seconds and the events per second. With SETS.csv, writes each
 //! detection of the last run as one line of its constituents' ids, comma-separated
-//! (after the clock), for comparing the sets with another system's.
-//! `benches/postgis/run.sh` compares it with PostgreSQL's online replay in PL/pgSQL
-//! (docs/performance.md, *Counting against PostGIS*).
+//! (after the clock), for comparing the sets with another system's. On the stream of
+//! `benches/postgis/run.sh` it is the like of PostgreSQL's online replay in PL/pgSQL
+//! (docs/performance.md, *How far the targets are*).
 
 use std::fs::File;
 use std::io::{BufRead, BufReader, BufWriter, Write};
